@@ -1,0 +1,114 @@
+import type { Message, ReceiveMode } from "../contract/types.js";
+import type { SqliteDatabase } from "../store/database.js";
+import { decodeMessages, encodeMessages } from "./message-codec.js";
+import { DELIVERY_COLUMNS, deliveredMessage, type MessageRow } from "./message-row.js";
+import type { QueueRow } from "./queue-config.js";
+import { newLockToken } from "./tokens.js";
+
+/** Receive stops adding messages once their bodies reach this many bytes (the one that crosses is kept). */
+export const RECEIVE_BODY_BUDGET = 32 * 1024 * 1024;
+
+/** How long a receive attempt's record replays at least (ms). */
+const ATTEMPT_MIN_TTL_MS = 300_000;
+
+/** An earlier in-flight row in the same line blocks the candidate `m` (one probe per state, each an index seek). */
+const blockedBy = (sameLine: string, state: string) =>
+  `EXISTS (SELECT 1 FROM messages b WHERE b.queue = m.queue ${sameLine} AND b.state = '${state}' AND b.id < m.id)`;
+
+const claimable =
+  "m.queue = @queue AND m.state = 'active' AND m.visible_at <= @now AND (m.expires_at = 0 OR m.expires_at > @now)";
+
+/**
+ * Head-of-line rules. Grouped messages (any ordering but strict) wait for every earlier same-group
+ * row that is locked (expired or not: the lock holds the line until the reaper), deferred or
+ * scheduled (a backoff or a scheduled send), and for an earlier active one (a higher priority never
+ * jumps its group's line). Strict FIFO applies the same probes queue-wide.
+ */
+const groupRule = `(m.group_id IS NULL OR NOT (
+  ${blockedBy("AND b.group_id = m.group_id", "locked")} OR
+  ${blockedBy("AND b.group_id = m.group_id", "deferred")} OR
+  ${blockedBy("AND b.group_id = m.group_id", "scheduled")} OR
+  EXISTS (SELECT 1 FROM messages b WHERE b.queue = m.queue AND b.group_id = m.group_id AND b.state = 'active'
+          AND b.id < m.id AND (b.expires_at = 0 OR b.expires_at > @now))))`;
+
+const strictRule = `NOT (${blockedBy("", "locked")} OR ${blockedBy("", "deferred")} OR ${blockedBy("", "scheduled")})`;
+
+function claimSql(rule: string): string {
+  return `
+    UPDATE messages SET state = 'locked', locked_until = @lockUntil, lock_token = @token,
+      delivery_count = delivery_count + 1
+    WHERE id = (SELECT m.id FROM messages m INDEXED BY idx_msg_claim
+                WHERE ${claimable} AND ${rule}
+                ORDER BY m.priority DESC, m.id LIMIT 1)
+    RETURNING ${DELIVERY_COLUMNS}`;
+}
+
+/** Claims, receive-and-delete, receive attempts and receive-deferred. */
+export class Claimer {
+  private readonly claimGrouped;
+  private readonly claimStrict;
+  private readonly deleteClaimed;
+  private readonly findAttempt;
+  private readonly saveAttempt;
+  private readonly claimDeferred;
+
+  constructor(db: SqliteDatabase) {
+    this.claimGrouped = db.prepare(claimSql(groupRule));
+    this.claimStrict = db.prepare(claimSql(strictRule));
+    this.deleteClaimed = db.prepare("DELETE FROM messages WHERE id = ? AND lock_token = ?");
+    this.findAttempt = db.prepare(
+      "SELECT response FROM receive_attempts WHERE queue = ? AND attempt_id = ? AND expires_at > ?",
+    );
+    this.saveAttempt = db.prepare(`
+      INSERT INTO receive_attempts (queue, attempt_id, response, created_at, expires_at) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT (queue, attempt_id) DO UPDATE SET response = excluded.response,
+        created_at = excluded.created_at, expires_at = excluded.expires_at`);
+    this.claimDeferred = db.prepare(`
+      UPDATE messages SET state = 'locked', locked_until = @lockUntil, lock_token = @token,
+        delivery_count = delivery_count + 1
+      WHERE id = @seq AND queue = @queue AND state = 'deferred'
+      RETURNING ${DELIVERY_COLUMNS}`);
+  }
+
+  /** Claims up to `max` messages in the caller's transaction. */
+  claim(queue: QueueRow, max: number, mode: ReceiveMode, now: number, attemptId?: string): Message[] {
+    if (attemptId) {
+      const seen = this.findAttempt.get(queue.name, attemptId, now) as { response: string } | undefined;
+      if (seen) return decodeMessages(seen.response);
+    }
+    const stmt = queue.ordering_mode === "strict_fifo" ? this.claimStrict : this.claimGrouped;
+    const lockUntil = now + queue.lock_duration_ms;
+    const out: Message[] = [];
+    let bytes = 0;
+    while (out.length < max && bytes < RECEIVE_BODY_BUDGET) {
+      const token = newLockToken();
+      const row = stmt.get({ queue: queue.name, now, lockUntil, token }) as MessageRow | undefined;
+      if (!row) break;
+      if (mode === "receive-and-delete") {
+        this.deleteClaimed.run(row.id, token);
+        out.push(deliveredMessage(row, false));
+      } else {
+        out.push(deliveredMessage(row));
+      }
+      bytes += row.body.length;
+    }
+    if (attemptId && out.length > 0) {
+      const ttl = Math.max(queue.lock_duration_ms, ATTEMPT_MIN_TTL_MS);
+      this.saveAttempt.run(queue.name, attemptId, encodeMessages(out), now, now + ttl);
+    }
+    return out;
+  }
+
+  /** Locks the given deferred messages (others are skipped). */
+  claimDeferredBySeq(queue: QueueRow, seqs: number[], now: number): Message[] {
+    const lockUntil = now + queue.lock_duration_ms;
+    const out: Message[] = [];
+    for (const seq of seqs) {
+      const row = this.claimDeferred.get({ seq, queue: queue.name, lockUntil, token: newLockToken() }) as
+        | MessageRow
+        | undefined;
+      if (row) out.push(deliveredMessage(row));
+    }
+    return out;
+  }
+}

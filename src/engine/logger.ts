@@ -1,0 +1,22 @@
+/** The logging the engine does (pino-compatible: `logger.warn({ ...fields }, "message")`). */
+export interface Logger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** The default: warnings and errors to stderr as one JSON line each; nothing else. */
+export const stderrLogger: Logger = {
+  debug() {},
+  info() {},
+  warn(obj, msg) {
+    process.stderr.write(`${JSON.stringify({ level: "warn", msg, ...obj })}\n`);
+  },
+  error(obj, msg) {
+    process.stderr.write(`${JSON.stringify({ level: "error", msg, ...obj })}\n`);
+  },
+};
+
+/** Discards everything. */
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

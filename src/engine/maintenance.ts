@@ -1,0 +1,133 @@
+import type { SqliteDatabase } from "../store/database.js";
+import { DeadLetters, type DlqBounds } from "./dead-letters.js";
+import { MAX_DELIVERY_REASON } from "./settle.js";
+
+/** What one maintenance pass changed, so the caller can wake waiters and re-arm timers. */
+export interface MaintenanceResult {
+  /** Queues that gained claimable messages. */
+  activated: Set<string>;
+  requeued: number;
+  deadLettered: number;
+  scheduledActivated: number;
+  expired: number;
+  dedupDropped: number;
+  auxDropped: number;
+  retentionDropped: number;
+}
+
+export function emptyResult(): MaintenanceResult {
+  return {
+    activated: new Set(),
+    requeued: 0,
+    deadLettered: 0,
+    scheduledActivated: 0,
+    expired: 0,
+    dedupDropped: 0,
+    auxDropped: 0,
+    retentionDropped: 0,
+  };
+}
+
+/**
+ * The background work, as plain SQL steps over partial indexes: the reaper (lapsed leases), the
+ * scheduler (due scheduled rows), the TTL sweep, the dedup and receipt janitors, DLQ retention and
+ * free-page reclaim. Each step runs inside the caller's write transaction.
+ */
+export class Maintenance {
+  private readonly reapLeases;
+  private readonly activateDue;
+  private readonly nextDue;
+  private readonly expireToDlq;
+  private readonly expireDelete;
+  private readonly maxDedupWindow;
+  private readonly dropDedup;
+  private readonly dropReceipts;
+  private readonly dropAttempts;
+  readonly deadLetters: DeadLetters;
+
+  constructor(private readonly db: SqliteDatabase) {
+    this.deadLetters = new DeadLetters(db);
+    this.reapLeases = db.prepare(`
+      UPDATE messages SET
+        state = CASE WHEN delivery_count >= (SELECT max_delivery_count FROM queues q WHERE q.name = messages.queue)
+                     THEN 'dead_lettered' ELSE 'active' END,
+        dead_letter_reason = CASE WHEN delivery_count >= (SELECT max_delivery_count FROM queues q WHERE q.name = messages.queue)
+                     THEN '${MAX_DELIVERY_REASON}' ELSE dead_letter_reason END,
+        lock_token = NULL, locked_until = 0
+      WHERE state = 'locked' AND locked_until <= ?
+      RETURNING queue, state`);
+    this.activateDue = db.prepare(
+      "UPDATE messages SET state = 'active' WHERE state = 'scheduled' AND visible_at <= ? RETURNING queue",
+    );
+    this.nextDue = db.prepare("SELECT min(visible_at) AS due FROM messages WHERE state = 'scheduled'");
+    const expired =
+      "expires_at > 0 AND expires_at <= @now AND state <> 'dead_lettered' AND state <> 'completed'";
+    this.expireToDlq = db.prepare(`
+      UPDATE messages SET state = 'dead_lettered', dead_letter_reason = 'TTLExpired', lock_token = NULL, locked_until = 0
+      WHERE ${expired} AND queue IN (SELECT name FROM queues WHERE dead_letter_on_expire = 1)`);
+    this.expireDelete = db.prepare(`
+      DELETE FROM messages WHERE ${expired} AND queue IN (SELECT name FROM queues WHERE dead_letter_on_expire = 0)`);
+    this.maxDedupWindow = db.prepare("SELECT coalesce(max(dedup_window_ms), 0) AS w FROM queues");
+    this.dropDedup = db.prepare("DELETE FROM dedup WHERE seen_at < ?");
+    this.dropReceipts = db.prepare("DELETE FROM settlement_receipts WHERE expires_at <= ?");
+    this.dropAttempts = db.prepare("DELETE FROM receive_attempts WHERE expires_at <= ?");
+  }
+
+  /** Lapsed leases → active, or dead-lettered at the delivery limit. Also the crash recovery on open. */
+  reap(now: number, out: MaintenanceResult): void {
+    for (const row of this.reapLeases.all(now) as { queue: string; state: string }[]) {
+      if (row.state === "active") {
+        out.requeued++;
+        out.activated.add(row.queue);
+      } else {
+        out.deadLettered++;
+      }
+    }
+  }
+
+  /** Due scheduled rows → active. */
+  schedule(now: number, out: MaintenanceResult): void {
+    for (const row of this.activateDue.all(now) as { queue: string }[]) {
+      out.scheduledActivated++;
+      out.activated.add(row.queue);
+    }
+  }
+
+  /** The earliest scheduled delivery time, if any (the scheduler's next wake-up). */
+  nextScheduled(): number | undefined {
+    return (this.nextDue.get() as { due: number | null }).due ?? undefined;
+  }
+
+  /** TTL sweep: expired live rows → DLQ (`TTLExpired`) or deleted, per queue. */
+  expire(now: number, out: MaintenanceResult): void {
+    out.expired += this.expireToDlq.run({ now }).changes;
+    out.expired += this.expireDelete.run({ now }).changes;
+  }
+
+  /** Dedup rows older than the largest window; expired receipts and receive attempts. */
+  janitor(now: number, out: MaintenanceResult): void {
+    const window = (this.maxDedupWindow.get() as { w: number }).w;
+    out.dedupDropped += this.dropDedup.run(now - window).changes;
+    out.auxDropped += this.dropReceipts.run(now).changes + this.dropAttempts.run(now).changes;
+  }
+
+  retention(bounds: DlqBounds, now: number, out: MaintenanceResult): void {
+    out.retentionDropped += this.deadLetters.enforceRetention(bounds, now);
+  }
+
+  /**
+   * Gives free pages back to the file system once enough accumulated (outside any transaction).
+   * Failures (another process busy) are left for the next pass.
+   */
+  reclaim(): void {
+    try {
+      const free = this.db.pragma("freelist_count", { simple: true }) as number;
+      if (free < 256) return;
+      this.db.pragma("wal_checkpoint(TRUNCATE)");
+      this.db.pragma("incremental_vacuum");
+      this.db.pragma("wal_checkpoint(TRUNCATE)");
+    } catch {
+      // busy: next time
+    }
+  }
+}

@@ -1,0 +1,82 @@
+import { InvalidArgumentError, MessageTooLargeError } from "../contract/errors.js";
+import type { OutgoingMessage } from "../contract/types.js";
+import { integer } from "./validate.js";
+
+/** A validated message ready to store: empty strings are NULL, properties are JSON or NULL. */
+export interface PreparedMessage {
+  body: Buffer;
+  messageId: string | null;
+  correlationId: string | null;
+  replyTo: string | null;
+  groupId: string | null;
+  contentType: string | null;
+  subject: string | null;
+  /** The properties as given (for filters), and as stored. */
+  properties: Record<string, string> | undefined;
+  propertiesJson: string | null;
+  priority: number;
+}
+
+function text(value: unknown, field: string): string | null {
+  if (value === undefined || value === null || value === "") return null;
+  if (typeof value !== "string") throw new InvalidArgumentError(`mqlite: ${field} must be a string`);
+  return value;
+}
+
+function bodyOf(value: unknown): Buffer {
+  if (value === undefined || value === null) return Buffer.alloc(0);
+  if (typeof value === "string") return Buffer.from(value, "utf8");
+  if (value instanceof Uint8Array)
+    return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  throw new InvalidArgumentError("mqlite: body must be a string or bytes");
+}
+
+function propertiesOf(value: unknown): Record<string, string> | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw new InvalidArgumentError("mqlite: properties must be an object of strings");
+  }
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length === 0) return undefined;
+  for (const [k, v] of entries) {
+    if (typeof v !== "string") throw new InvalidArgumentError(`mqlite: property "${k}" must be a string`);
+  }
+  return value as Record<string, string>;
+}
+
+/**
+ * Validates a send's messages. Every body is checked against `maxBytes` before anything else
+ * (`MessageTooLargeError`), as the wire contract orders it.
+ */
+export function prepareMessages(
+  input: OutgoingMessage | OutgoingMessage[],
+  maxBytes: number,
+): PreparedMessage[] {
+  const list = Array.isArray(input) ? input : [input];
+  const bodies = list.map((m) => {
+    if (m === null || typeof m !== "object")
+      throw new InvalidArgumentError("mqlite: each message must be an object");
+    const body = bodyOf(m.body);
+    if (body.length > maxBytes) {
+      throw new MessageTooLargeError(
+        `mqlite: message body of ${body.length} bytes is over the ${maxBytes}-byte limit`,
+      );
+    }
+    return body;
+  });
+  return list.map((m, i) => {
+    const properties = propertiesOf(m.properties);
+    return {
+      body: bodies[i]!,
+      messageId: text(m.messageId, "message_id"),
+      correlationId: text(m.correlationId, "correlation_id"),
+      replyTo: text(m.replyTo, "reply_to"),
+      groupId: text(m.groupId, "group_id"),
+      contentType: text(m.contentType, "content_type"),
+      subject: text(m.subject, "subject"),
+      properties,
+      propertiesJson: properties ? JSON.stringify(properties) : null,
+      priority: integer(m.priority, "priority", 0, 2 ** 31 - 1),
+    };
+  });
+}

@@ -1,0 +1,44 @@
+import { createHash } from "node:crypto";
+import type { SqliteDatabase } from "../store/database.js";
+
+/** Settlement receipts live this long: an exact replay within it succeeds. */
+export const RECEIPT_TTL_MS = 30 * 60 * 1000;
+
+export type SettleOperation = "completed" | "abandoned" | "dead_lettered" | "deferred";
+
+/** The effect-bearing arguments of a settlement, hashed with length-prefixed framing. */
+export function receiptArgs(...parts: (string | number)[]): string {
+  if (parts.length === 0) return "";
+  const h = createHash("sha256");
+  for (const p of parts) {
+    const s = String(p);
+    h.update(`${Buffer.byteLength(s)}:${s}`);
+  }
+  return h.digest("hex");
+}
+
+/**
+ * Receipts make a settlement idempotent: a lost response can be retried, and the replay succeeds
+ * only if it is the identical request (queue, seq, token, verb and arguments).
+ */
+export class Receipts {
+  private readonly insert;
+  private readonly find;
+
+  constructor(db: SqliteDatabase) {
+    this.insert = db.prepare(`
+      INSERT OR IGNORE INTO settlement_receipts (queue, seq_number, lock_token, operation, args, created_at, expires_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`);
+    this.find = db.prepare(`
+      SELECT 1 FROM settlement_receipts
+      WHERE queue = ? AND seq_number = ? AND lock_token = ? AND operation = ? AND args = ? AND expires_at > ?`);
+  }
+
+  write(queue: string, seq: number, token: string, op: SettleOperation, args: string, now: number): void {
+    this.insert.run(queue, seq, token, op, args, now, now + RECEIPT_TTL_MS);
+  }
+
+  has(queue: string, seq: number, token: string, op: SettleOperation, args: string, now: number): boolean {
+    return this.find.get(queue, seq, token, op, args, now) !== undefined;
+  }
+}

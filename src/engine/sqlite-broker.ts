@@ -1,0 +1,741 @@
+import { statSync } from "node:fs";
+import type { Broker } from "../contract/broker.js";
+import {
+  AlreadyExistsError,
+  ClosedError,
+  InvalidArgumentError,
+  NameConflictError,
+  NotFoundError,
+} from "../contract/errors.js";
+import type {
+  AbandonOptions,
+  BrokerStatus,
+  CompleteResult,
+  FilterSample,
+  LockRef,
+  Message,
+  MessageState,
+  OutgoingMessage,
+  PeekOptions,
+  PurgeOptions,
+  QueueConfig,
+  QueueInfo,
+  QueueStats,
+  ReceiveOptions,
+  RedriveOptions,
+  RejectOptions,
+  RenewResult,
+  SendOptions,
+  SubscribeOptions,
+  SubscriptionInfo,
+  TestFilterResult,
+} from "../contract/types.js";
+import { MESSAGE_STATES } from "../contract/types.js";
+import type { Clock } from "../store/clock.js";
+import { systemClock } from "../store/clock.js";
+import { isMemoryPath, normalizePath, openDatabase, type SqliteDatabase } from "../store/database.js";
+import { LATEST_SCHEMA_VERSION } from "../store/migrations/index.js";
+import type { SyncMode } from "../store/sync-mode.js";
+import { type WriteContext, Writer } from "../store/writer.js";
+import { VERSION } from "../version.js";
+import { Claimer, RECEIVE_BODY_BUDGET } from "./claim.js";
+import { type DlqBounds, NO_DLQ_BOUNDS } from "./dead-letters.js";
+import { compileFilter, filterMessage, testFilter } from "./filters.js";
+import { MessageInserter } from "./insert.js";
+import { type Logger, stderrLogger } from "./logger.js";
+import { Loops } from "./loops.js";
+import { emptyResult, Maintenance, type MaintenanceResult } from "./maintenance.js";
+import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "./message-row.js";
+import { type PreparedMessage, prepareMessages } from "./outgoing.js";
+import type { QueueRow } from "./queue-config.js";
+import { QueueRegistry } from "./queue-registry.js";
+import { type SettleEffect, Settler } from "./settle.js";
+import { Subscriptions, type Target } from "./subscriptions.js";
+import { clampCount, integer, nonNegative, nonNegativeDuration, requireName, seqNumber } from "./validate.js";
+import { Waiters } from "./waiters.js";
+
+/** Options of `openBroker`. */
+export interface SqliteBrokerOptions {
+  /** Source of "now" (epoch ms). Default: the wall clock. */
+  clock?: Clock;
+  /** SQLite `synchronous`: `normal` (default), `full`, `off` or `extra`. */
+  synchronous?: SyncMode;
+  /** How long a write waits for another process's lock. Default 5000 ms. */
+  busyTimeoutMs?: number;
+  /** Hold the file exclusively; a second opener fails fast with `db_locked`. Default false. */
+  exclusive?: boolean;
+  /** Largest message body in bytes. Default 1 MiB. */
+  maxMessageBytes?: number;
+  /** Run the background loops (reaper, scheduler, TTL, janitors, retention, reclaim). Default true. */
+  background?: boolean;
+  /** Broker-wide DLQ retention that queues inherit. Default: no bounds. */
+  dlqRetention?: Partial<DlqBounds>;
+  /** Where warnings (such as failing filters) go. Default: stderr. */
+  logger?: Logger;
+}
+
+/** The application's own SQL and sends in one transaction (`broker.tx`). */
+export interface Transaction {
+  /** The underlying better-sqlite3 connection, inside the open transaction. */
+  readonly db: SqliteDatabase;
+  /** Sends (or publishes) within the transaction; returns the sequence numbers. */
+  send(queue: string, messages: OutgoingMessage | OutgoingMessage[], options?: SendOptions): number[];
+}
+
+export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
+const MAX_RECEIVE = 256;
+const MAX_WAIT_MS = 20_000;
+const MAX_PEEK = 1000;
+const DEFAULT_PEEK = 32;
+const MAX_RENEW_BATCH = 512;
+
+/** The outcome of sending one batch: a seq per message, 0 for none. */
+interface SendOutcome {
+  seqs: number[];
+  activated: Set<string>;
+  scheduledFor: number[];
+}
+
+/**
+ * The embedded engine: the `Broker` contract over one SQLite file, plus what only an in-process
+ * broker can offer (`tx`, `runMaintenanceOnce`).
+ */
+export class SqliteBroker implements Broker {
+  readonly clock: Clock;
+  private readonly db: SqliteDatabase;
+  private readonly location: string;
+  private readonly writer: Writer;
+  private readonly queues: QueueRegistry;
+  private readonly subscriptions: Subscriptions;
+  private readonly inserter: MessageInserter;
+  private readonly claimer: Claimer;
+  private readonly settler: Settler;
+  private readonly maintenance: Maintenance;
+  private readonly loops: Loops;
+  private readonly waiters: Waiters;
+  private readonly logger: Logger;
+  private readonly maxMessageBytes: number;
+  private readonly dlqBounds: DlqBounds;
+  private readonly openedAt: number;
+  private readonly dataVersion;
+  private lastDataVersion = 0;
+  private closing: Promise<void> | undefined;
+  private readonly completedCounts = new Map<string, number>();
+  private readonly statsRows;
+  private readonly peekRows;
+  private readonly peekAll;
+  private readonly clearQueueAux;
+
+  constructor(path: string, options: SqliteBrokerOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    this.logger = options.logger ?? stderrLogger;
+    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.dlqBounds = { ...NO_DLQ_BOUNDS, ...options.dlqRetention };
+    this.location = normalizePath(path);
+    this.db = openDatabase(path, {
+      synchronous: options.synchronous,
+      busyTimeoutMs: options.busyTimeoutMs,
+      exclusive: options.exclusive,
+      now: this.clock.now(),
+    });
+    this.openedAt = this.clock.now();
+    this.dataVersion = this.db.prepare("PRAGMA data_version").pluck();
+    this.lastDataVersion = this.dataVersion.get() as number;
+    this.queues = new QueueRegistry(this.db);
+    this.subscriptions = new Subscriptions(this.db, this.queues, (source) =>
+      compileFilter(source, this.logger),
+    );
+    this.inserter = new MessageInserter(this.db);
+    this.claimer = new Claimer(this.db);
+    this.settler = new Settler(this.db);
+    this.maintenance = new Maintenance(this.db);
+    this.writer = new Writer(this.db, () => this.checkExternalChange());
+    this.waiters = new Waiters(() => this.checkExternalChange());
+    this.statsRows = this.db.prepare(`
+      SELECT state, count(*) AS n, min(CASE WHEN state IN ('active', 'locked') THEN enqueued_at END) AS oldest
+      FROM messages WHERE queue = ? GROUP BY state`);
+    this.peekRows = this.db.prepare(
+      `SELECT ${PEEK_COLUMNS} FROM messages WHERE queue = ? AND state = ? AND id >= ? ORDER BY id LIMIT ?`,
+    );
+    this.peekAll = this.db.prepare(
+      `SELECT ${PEEK_COLUMNS} FROM messages INDEXED BY idx_msg_queue_state WHERE queue = ? AND state = ? AND id >= ? ORDER BY id LIMIT ?`,
+    );
+    this.clearQueueAux = [
+      this.db.prepare("DELETE FROM dedup WHERE queue = ?"),
+      this.db.prepare("DELETE FROM settlement_receipts WHERE queue = ?"),
+      this.db.prepare("DELETE FROM receive_attempts WHERE queue = ?"),
+    ];
+    // Crash recovery: only leases that have lapsed (another live process may hold the rest).
+    this.writer.runNow(() => this.maintenance.reap(this.clock.now(), emptyResult()));
+    this.loops = new Loops({
+      clock: this.clock,
+      run: (step) => this.runMaintenanceStep(step),
+      nextScheduled: () => this.maintenance.nextScheduled(),
+      reclaim: isMemoryPath(path) ? undefined : () => this.maintenance.reclaim(),
+      logger: this.logger,
+    });
+    if (options.background !== false) this.loops.start();
+  }
+
+  /** True when another connection committed since the last check; drops every cache if so. */
+  private checkExternalChange(): boolean {
+    const v = this.dataVersion.get() as number;
+    if (v === this.lastDataVersion) return false;
+    this.lastDataVersion = v;
+    this.queues.invalidate();
+    this.subscriptions.invalidate();
+    return true;
+  }
+
+  private write<T>(fn: (ctx: WriteContext, now: number) => T, signal?: AbortSignal): Promise<T> {
+    if (this.closing) return Promise.reject(new ClosedError());
+    return this.writer.run((ctx) => fn(ctx, this.clock.now()), signal);
+  }
+
+  private read<T>(fn: () => T): Promise<T> {
+    if (this.closing) return Promise.reject(new ClosedError());
+    try {
+      this.checkExternalChange();
+      return Promise.resolve(fn());
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  private notifyAfter(ctx: WriteContext, effect: SettleEffect, queue: string): void {
+    if (effect.activated) ctx.afterCommit(() => this.waiters.notify(queue));
+    if (effect.scheduledFor !== undefined) {
+      const at = effect.scheduledFor;
+      ctx.afterCommit(() => this.loops.armScheduler(at));
+    }
+  }
+
+  // --- queues -----------------------------------------------------------------------------------
+
+  createQueue(name: string, config?: QueueConfig): Promise<void> {
+    try {
+      requireName(name, "queue");
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.write((_ctx, now) => {
+      this.queues.upsert(name, config, now);
+    });
+  }
+
+  deleteQueue(name: string): Promise<void> {
+    return this.write(() => {
+      const q = this.queues.require(name);
+      if (q.kind === "subscription") {
+        throw new NameConflictError(
+          `mqlite: "${name}" is a subscription's backing queue; unsubscribe instead`,
+        );
+      }
+      this.dropQueue(name);
+    });
+  }
+
+  private dropQueue(name: string): void {
+    this.queues.delete(name);
+    for (const stmt of this.clearQueueAux) stmt.run(name);
+  }
+
+  listQueues(): Promise<QueueInfo[]> {
+    return this.read(() => this.queues.list());
+  }
+
+  stats(queue: string): Promise<QueueStats> {
+    return this.read(() => {
+      this.queues.require(queue);
+      const s: QueueStats = {
+        queue,
+        active: 0,
+        locked: 0,
+        deferred: 0,
+        scheduled: 0,
+        deadLettered: 0,
+        total: 0,
+        oldestMessageAgeMs: 0,
+      };
+      let oldest: number | null = null;
+      for (const r of this.statsRows.all(queue) as { state: string; n: number; oldest: number | null }[]) {
+        s.total += r.n;
+        if (r.state === "dead_lettered") s.deadLettered = r.n;
+        else if (r.state in s) (s as unknown as Record<string, number>)[r.state] = r.n;
+        if (r.oldest !== null && (oldest === null || r.oldest < oldest)) oldest = r.oldest;
+      }
+      if (oldest !== null) s.oldestMessageAgeMs = Math.max(0, this.clock.now() - oldest);
+      return s;
+    });
+  }
+
+  /** Rows completed by this process since it opened, per queue (for metrics). */
+  completedCount(queue: string): number {
+    return this.completedCounts.get(queue) ?? 0;
+  }
+
+  private countCompleted(ctx: WriteContext, queue: string, n: number): void {
+    if (n > 0)
+      ctx.afterCommit(() => this.completedCounts.set(queue, (this.completedCounts.get(queue) ?? 0) + n));
+  }
+
+  // --- sending ----------------------------------------------------------------------------------
+
+  send(
+    queue: string,
+    messages: OutgoingMessage | OutgoingMessage[],
+    options: SendOptions = {},
+  ): Promise<number[]> {
+    let prepared: PreparedMessage[];
+    let scheduledAt: number;
+    let ttlMs: number;
+    try {
+      scheduledAt = integer(options.scheduledAt, "scheduled_enqueue_time_ms");
+      if (scheduledAt < 0)
+        throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must not be negative");
+      ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
+      prepared = prepareMessages(messages, this.maxMessageBytes);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (prepared.length === 0) return Promise.resolve([]);
+    return this.write((ctx, now) => {
+      const out = this.sendPrepared(queue, prepared, scheduledAt, ttlMs, now);
+      ctx.afterCommit(() => {
+        for (const q of out.activated) this.waiters.notify(q);
+        for (const at of out.scheduledFor) this.loops.armScheduler(at);
+      });
+      return out.seqs;
+    });
+  }
+
+  schedule(
+    queue: string,
+    messages: OutgoingMessage | OutgoingMessage[],
+    scheduledAt: number,
+    options: Omit<SendOptions, "scheduledAt"> = {},
+  ): Promise<number[]> {
+    return this.send(queue, messages, { ...options, scheduledAt });
+  }
+
+  /** The body of every send, inside the write transaction. */
+  private sendPrepared(
+    name: string,
+    messages: PreparedMessage[],
+    scheduledAt: number,
+    ttlMs: number,
+    now: number,
+  ): SendOutcome {
+    if (scheduledAt > 0 && scheduledAt <= now) {
+      throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must be in the future");
+    }
+    const visibleAt = scheduledAt > 0 ? scheduledAt : now;
+    const targets = this.subscriptions.targets(name);
+    const single = messages.length === 1;
+    const out: SendOutcome = { seqs: [], activated: new Set(), scheduledFor: [] };
+    const timing = { now, visibleAt, ttlMs };
+    if (!targets && !this.queues.get(name)) throw new NotFoundError("mqlite: queue not found");
+    for (const m of messages) {
+      let slot = 0;
+      let conflict = false;
+      const queueNames = targets
+        ? targets.filter((t) => this.accepts(t, m, now, visibleAt)).map((t) => t.name)
+        : [name];
+      for (const qName of queueNames) {
+        const q = this.queues.require(qName);
+        const r = this.inserter.insert(q, m, timing);
+        if (r.kind === "conflict") {
+          conflict = true;
+          continue;
+        }
+        slot = r.seq;
+        if (r.kind === "inserted") {
+          if (r.state === "active") out.activated.add(qName);
+          else out.scheduledFor.push(r.visibleAt);
+        }
+      }
+      if (single && conflict && slot === 0) {
+        throw new AlreadyExistsError(
+          "mqlite: a message with this id and a different body was sent within the dedup window",
+        );
+      }
+      out.seqs.push(slot);
+    }
+    return out;
+  }
+
+  /** Whether a subscription takes a copy: not paused, and its filter says yes (fail-closed). */
+  private accepts(t: Target, m: PreparedMessage, now: number, visibleAt: number): boolean {
+    if (t.paused || t.kind !== "queue") return false;
+    if (!t.filter) return true;
+    return t.filter.matches(filterMessage(m, now, visibleAt), (err) =>
+      this.logger.warn(
+        { topic: t.topic, subscription: t.name, err: err.message },
+        "filter failed at run time; message not routed to this subscription",
+      ),
+    );
+  }
+
+  cancel(queue: string, seq: number): Promise<void> {
+    return this.write(() => {
+      if (!this.settler.cancel(queue, seqNumber(seq))) {
+        throw new NotFoundError("mqlite: no scheduled, never-delivered message with that seq_number");
+      }
+    });
+  }
+
+  /** Runs the application's SQL and sends in one transaction (the transactional outbox). `fn` is synchronous. */
+  tx<T>(fn: (t: Transaction) => T): Promise<T> {
+    return this.write((ctx, now) => {
+      const t: Transaction = {
+        db: this.db,
+        send: (queue, messages, options = {}) => {
+          const scheduledAt = integer(options.scheduledAt, "scheduled_enqueue_time_ms");
+          const ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
+          const out = this.sendPrepared(
+            queue,
+            prepareMessages(messages, this.maxMessageBytes),
+            scheduledAt,
+            ttlMs,
+            now,
+          );
+          ctx.afterCommit(() => {
+            for (const q of out.activated) this.waiters.notify(q);
+            for (const at of out.scheduledFor) this.loops.armScheduler(at);
+          });
+          return out.seqs;
+        },
+      };
+      return fn(t);
+    });
+  }
+
+  // --- receiving and settling -------------------------------------------------------------------
+
+  async receive(queue: string, options: ReceiveOptions = {}): Promise<Message[]> {
+    const max = clampCount(options.maxMessages, 1, MAX_RECEIVE);
+    const wait = Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS);
+    const mode = options.mode ?? "peek-lock";
+    if (mode !== "peek-lock" && mode !== "receive-and-delete") {
+      throw new InvalidArgumentError(`mqlite: unknown receive mode "${mode}"`);
+    }
+    const attemptId = options.attemptId || undefined;
+    const signal = options.signal;
+    const claim = () =>
+      this.write(
+        (_ctx, now) => this.claimer.claim(this.queues.require(queue), max, mode, now, attemptId),
+        signal,
+      );
+    const deadline = this.clock.now() + wait;
+    for (;;) {
+      const got = await claim();
+      if (got.length > 0 || wait === 0) return got;
+      const now = this.clock.now();
+      if (now >= deadline || signal?.aborted) return [];
+      const waiter = this.waiters.wait(queue, deadline, now, signal);
+      const again = await claim().catch((err) => {
+        waiter.cancel();
+        throw err;
+      });
+      if (again.length > 0) {
+        waiter.cancel();
+        return again;
+      }
+      if (!(await waiter.woken)) return [];
+    }
+  }
+
+  receiveDeferred(queue: string, seqNumbers: number[]): Promise<Message[]> {
+    return this.write((_ctx, now) =>
+      this.claimer.claimDeferredBySeq(this.queues.require(queue), seqNumbers.map(seqNumber), now),
+    );
+  }
+
+  complete(queue: string, seq: number, lockToken: string): Promise<void> {
+    return this.write((ctx, now) => {
+      const effect = this.settler.complete(queue, seqNumber(seq), lockToken, now);
+      if (effect.completed) this.countCompleted(ctx, queue, 1);
+    });
+  }
+
+  completeBatch(queue: string, items: LockRef[]): Promise<CompleteResult[]> {
+    return this.write((ctx, now) => {
+      const { results, completed } = this.settler.completeBatch(
+        queue,
+        items.map((i) => ({ seqNumber: seqNumber(i.seqNumber), lockToken: i.lockToken })),
+        now,
+      );
+      this.countCompleted(ctx, queue, completed);
+      return results;
+    });
+  }
+
+  abandon(queue: string, seq: number, lockToken: string, options: AbandonOptions = {}): Promise<void> {
+    let delay: number;
+    try {
+      delay = nonNegativeDuration(options.delayMs, "delay_ms");
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.write((ctx, now) => {
+      const effect = this.settler.abandon(
+        this.queues.get(queue),
+        queue,
+        seqNumber(seq),
+        lockToken,
+        delay,
+        now,
+      );
+      this.notifyAfter(ctx, effect, queue);
+    });
+  }
+
+  reject(queue: string, seq: number, lockToken: string, options: RejectOptions = {}): Promise<void> {
+    return this.write((_ctx, now) => {
+      this.settler.reject(
+        queue,
+        seqNumber(seq),
+        lockToken,
+        options.reason ?? "",
+        options.description ?? "",
+        now,
+      );
+    });
+  }
+
+  defer(queue: string, seq: number, lockToken: string): Promise<void> {
+    return this.write((_ctx, now) => {
+      this.settler.defer(queue, seqNumber(seq), lockToken, now);
+    });
+  }
+
+  renew(queue: string, seq: number, lockToken: string): Promise<void> {
+    return this.write((_ctx, now) => {
+      this.settler.renew(this.queues.require(queue), seqNumber(seq), lockToken, now);
+    });
+  }
+
+  renewBatch(queue: string, items: LockRef[]): Promise<RenewResult[]> {
+    if (items.length > MAX_RENEW_BATCH) {
+      return Promise.reject(
+        new InvalidArgumentError(`mqlite: at most ${MAX_RENEW_BATCH} renewals per batch`),
+      );
+    }
+    if (items.every((i) => !i.lockToken)) {
+      return Promise.resolve(items.map((i) => ({ seqNumber: i.seqNumber, ok: false })));
+    }
+    return this.write((_ctx, now) =>
+      this.settler.renewBatch(
+        this.queues.require(queue),
+        items.map((i) => ({ seqNumber: seqNumber(i.seqNumber), lockToken: i.lockToken })),
+        now,
+      ),
+    );
+  }
+
+  // --- inspecting and the dead-letter queue -----------------------------------------------------
+
+  peek(queue: string, options: PeekOptions = {}): Promise<Message[]> {
+    return this.read(() => {
+      const max = clampCount(options.max, DEFAULT_PEEK, MAX_PEEK);
+      const from = integer(options.fromSeq, "from_seq");
+      let rows: MessageRow[];
+      if (options.state) {
+        if (!MESSAGE_STATES.includes(options.state)) return [];
+        rows = this.peekRows.all(queue, options.state, from, max) as MessageRow[];
+      } else {
+        // One index range per state, merged: each is a seek, whatever the queue holds.
+        rows = MESSAGE_STATES.flatMap(
+          (s: MessageState) => this.peekAll.all(queue, s, from, max) as MessageRow[],
+        )
+          .sort((a, b) => a.id - b.id)
+          .slice(0, max);
+      }
+      const out: Message[] = [];
+      let bytes = 0;
+      for (const row of rows) {
+        out.push(peekedMessage(row));
+        bytes += row.body.length;
+        if (bytes >= RECEIVE_BODY_BUDGET) break;
+      }
+      return out;
+    });
+  }
+
+  async redrive(queue: string, options: RedriveOptions = {}): Promise<number> {
+    const max = nonNegative(options.max, "max");
+    const olderThan = nonNegativeDuration(options.olderThanMs, "older_than_ms");
+    const rate = nonNegative(options.ratePerSec, "rate_per_sec");
+    const target = options.target && options.target !== queue ? options.target : undefined;
+    const moveChunk = (limit: number) =>
+      this.write((ctx, now) => {
+        this.queues.require(queue);
+        if (target !== undefined) this.queues.require(target);
+        const ids = this.maintenance.deadLetters.select(queue, limit, olderThan > 0 ? now - olderThan : 0);
+        const moved = this.maintenance.deadLetters.redrive(ids, target, now);
+        if (moved > 0) ctx.afterCommit(() => this.waiters.notify(target ?? queue));
+        return moved;
+      });
+    if (rate === 0) return moveChunk(max);
+    let total = 0;
+    for (;;) {
+      const want = max > 0 ? Math.min(rate, max - total) : rate;
+      if (want <= 0) return total;
+      const moved = await moveChunk(want);
+      total += moved;
+      if (moved < want) return total;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+
+  purge(queue: string, options: PurgeOptions = {}): Promise<number> {
+    let max: number;
+    let olderThan: number;
+    try {
+      max = nonNegative(options.max, "max");
+      olderThan = nonNegativeDuration(options.olderThanMs, "older_than_ms");
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.write((_ctx, now) => {
+      this.queues.require(queue);
+      return this.maintenance.deadLetters.purge(queue, max, olderThan > 0 ? now - olderThan : 0);
+    });
+  }
+
+  // --- topics -----------------------------------------------------------------------------------
+
+  subscribe(topic: string, name: string, options: SubscribeOptions = {}): Promise<void> {
+    const filter = (options.filter ?? "").trim() === "" ? "" : (options.filter as string);
+    try {
+      requireName(topic, "topic");
+      requireName(name, "subscription");
+      if (topic === name)
+        throw new NameConflictError("mqlite: a subscription cannot be named after its topic");
+      if (filter) compileFilter(filter, this.logger, true);
+      if (options.config) {
+        const { kind: _ignored, ...rest } = options.config as QueueConfig;
+        options = { ...options, config: rest };
+      }
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.write((_ctx, now) =>
+      this.subscriptions.subscribeQueue(topic, name, filter, options.config, now),
+    );
+  }
+
+  unsubscribe(topic: string, name: string): Promise<void> {
+    return this.write(() => {
+      const row = this.subscriptions.unsubscribe(topic, name);
+      if (row.kind === "queue") this.dropQueue(name);
+    });
+  }
+
+  pauseSubscription(topic: string, name: string): Promise<void> {
+    return this.write((_ctx, now) => this.subscriptions.pause(topic, name, true, now));
+  }
+
+  resumeSubscription(topic: string, name: string): Promise<void> {
+    return this.write((_ctx, now) => this.subscriptions.pause(topic, name, false, now));
+  }
+
+  listSubscriptions(): Promise<SubscriptionInfo[]> {
+    return this.read(() => this.subscriptions.list());
+  }
+
+  testFilter(filter: string, sample?: FilterSample): Promise<TestFilterResult> {
+    return this.read(() => testFilter(filter, sample, this.clock.now(), this.maxMessageBytes));
+  }
+
+  // --- the broker -------------------------------------------------------------------------------
+
+  status(): Promise<BrokerStatus> {
+    return this.read(() => {
+      const started = performance.now();
+      let pingMs = -1;
+      try {
+        this.db.prepare("SELECT 1").get();
+        pingMs = Math.round((performance.now() - started) * 1000) / 1000;
+      } catch {
+        pingMs = -1;
+      }
+      const memory = this.location === ":memory:";
+      let size = 0;
+      if (!memory) {
+        for (const suffix of ["", "-wal", "-shm"]) {
+          try {
+            size += statSync(this.location + suffix).size;
+          } catch {
+            // absent
+          }
+        }
+      }
+      return {
+        version: VERSION,
+        backend: memory ? "memory" : "local file",
+        remote: false,
+        location: this.location,
+        schemaVersion: String(LATEST_SCHEMA_VERSION),
+        pingMs,
+        dbSizeBytes: size,
+        queues: this.queues.list().filter((q) => q.kind === "queue").length,
+        subscriptions: this.subscriptions.count(),
+        uptimeMs: this.clock.now() - this.openedAt,
+        auth: false,
+      };
+    });
+  }
+
+  /**
+   * Runs every background step once, now: reaper, scheduler, TTL sweep, janitors, DLQ retention,
+   * reclaim. For tests with a manual clock and the loops switched off.
+   */
+  async runMaintenanceOnce(): Promise<MaintenanceResult> {
+    const out = emptyResult();
+    for (const step of ["reap", "schedule", "expire", "janitor", "retention"] as const) {
+      const r = await this.runMaintenanceStep(step);
+      mergeResult(out, r);
+    }
+    if (this.location !== ":memory:") this.maintenance.reclaim();
+    return out;
+  }
+
+  private runMaintenanceStep(
+    step: "reap" | "schedule" | "expire" | "janitor" | "retention",
+  ): Promise<MaintenanceResult> {
+    return this.write((ctx, now) => {
+      const out = emptyResult();
+      if (step === "reap") this.maintenance.reap(now, out);
+      else if (step === "schedule") this.maintenance.schedule(now, out);
+      else if (step === "expire") this.maintenance.expire(now, out);
+      else if (step === "janitor") this.maintenance.janitor(now, out);
+      else this.maintenance.retention(this.dlqBounds, now, out);
+      if (out.activated.size > 0) ctx.afterCommit(() => out.activated.forEach((q) => this.waiters.notify(q)));
+      return out;
+    });
+  }
+
+  close(): Promise<void> {
+    if (!this.closing) {
+      this.closing = (async () => {
+        this.loops.stop();
+        this.waiters.close();
+        await this.writer.close();
+        this.db.close();
+      })();
+    }
+    return this.closing;
+  }
+}
+
+function mergeResult(into: MaintenanceResult, from: MaintenanceResult): void {
+  for (const q of from.activated) into.activated.add(q);
+  into.requeued += from.requeued;
+  into.deadLettered += from.deadLettered;
+  into.scheduledActivated += from.scheduledActivated;
+  into.expired += from.expired;
+  into.dedupDropped += from.dedupDropped;
+  into.auxDropped += from.auxDropped;
+  into.retentionDropped += from.retentionDropped;
+}

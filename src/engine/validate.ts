@@ -1,0 +1,59 @@
+import { InvalidArgumentError } from "../contract/errors.js";
+
+/** The longest duration mqlite accepts anywhere (ten years): longer is a mistake, not a plan. */
+export const MAX_DURATION_MS = 10 * 365 * 24 * 3600 * 1000;
+
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** A name for a queue, subscription or topic: 1..256 characters, no control characters, not blank. */
+export function requireName(value: unknown, what: string): string {
+  if (typeof value !== "string" || value.length === 0) {
+    throw new InvalidArgumentError(`mqlite: ${what} name is required`);
+  }
+  if (value.length > 256)
+    throw new InvalidArgumentError(`mqlite: ${what} name is longer than 256 characters`);
+  if (CONTROL.test(value)) throw new InvalidArgumentError(`mqlite: ${what} name contains control characters`);
+  if (value.trim().length === 0) throw new InvalidArgumentError(`mqlite: ${what} name is blank`);
+  return value;
+}
+
+/** An integer (absent → `fallback`); NaN, fractions and values beyond ±`max` are refused. */
+export function integer(value: unknown, field: string, fallback = 0, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value)) {
+    throw new InvalidArgumentError(`mqlite: ${field} must be an integer`);
+  }
+  if (Math.abs(value) > max) throw new InvalidArgumentError(`mqlite: ${field} is out of range`);
+  return value;
+}
+
+/** A duration in ms (absent → 0): an integer no longer than `MAX_DURATION_MS` in magnitude. */
+export function duration(value: unknown, field: string): number {
+  return integer(value, field, 0, MAX_DURATION_MS);
+}
+
+/** A duration that must not be negative. */
+export function nonNegativeDuration(value: unknown, field: string): number {
+  const ms = duration(value, field);
+  if (ms < 0) throw new InvalidArgumentError(`mqlite: ${field} must not be negative`);
+  return ms;
+}
+
+/** A count or bound that must not be negative. */
+export function nonNegative(value: unknown, field: string): number {
+  const n = integer(value, field);
+  if (n < 0) throw new InvalidArgumentError(`mqlite: ${field} must not be negative`);
+  return n;
+}
+
+/** A sequence number as an integer (any integer; one that matches nothing simply matches nothing). */
+export function seqNumber(value: unknown): number {
+  return integer(value, "seq_number");
+}
+
+/** Clamps `value` into `[min, max]`, replacing ≤0 by `ifNotPositive`. */
+export function clampCount(value: number | undefined, ifNotPositive: number, max: number): number {
+  const n = value === undefined || !Number.isFinite(value) ? 0 : Math.trunc(value);
+  if (n <= 0) return ifNotPositive;
+  return Math.min(n, max);
+}

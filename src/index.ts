@@ -1,0 +1,15 @@
+/**
+ * mqlite: a message broker and job queue whose whole state is one SQLite file.
+ * @packageDocumentation
+ */
+export type { Broker } from "./contract/broker.js";
+export * from "./contract/errors.js";
+export * from "./contract/types.js";
+export type { DlqBounds } from "./engine/dead-letters.js";
+export type { Logger } from "./engine/logger.js";
+export type { MaintenanceResult } from "./engine/maintenance.js";
+export { openBroker } from "./engine/open.js";
+export { SqliteBroker, type SqliteBrokerOptions, type Transaction } from "./engine/sqlite-broker.js";
+export { type Clock, ManualClock, systemClock } from "./store/clock.js";
+export { parseSyncMode, type SyncMode } from "./store/sync-mode.js";
+export { VERSION } from "./version.js";

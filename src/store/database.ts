@@ -1,0 +1,72 @@
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import Database from "better-sqlite3";
+import { DbLockedError, MqliteError } from "../contract/errors.js";
+import { migrate } from "./migrate.js";
+import { mapSqliteError } from "./sqlite-errors.js";
+import type { SyncMode } from "./sync-mode.js";
+
+export type SqliteDatabase = Database.Database;
+
+export interface OpenDatabaseOptions {
+  /** `synchronous` pragma. Default `normal`. */
+  synchronous?: SyncMode;
+  /** How long a write waits for another process's lock before failing. Default 5000 ms. */
+  busyTimeoutMs?: number;
+  /** Hold an exclusive lock on the file for the connection's lifetime; a second opener fails with `db_locked`. */
+  exclusive?: boolean;
+  /** Epoch ms for the migration bookkeeping. */
+  now: number;
+}
+
+/** True for an in-memory database path. */
+export function isMemoryPath(path: string): boolean {
+  return path === ":memory:" || path === "" || path.startsWith("file::memory:");
+}
+
+/** Strips a `file:` prefix (the original's DSN form) from a local path. */
+export function normalizePath(path: string): string {
+  if (isMemoryPath(path)) return ":memory:";
+  const bare = path.startsWith("file:") ? path.slice("file:".length).replace(/\?.*$/, "") : path;
+  return resolve(bare);
+}
+
+/**
+ * Opens (creating if needed) and migrates an mqlite database: WAL, the chosen `synchronous`, a busy
+ * timeout, foreign keys, incremental auto-vacuum. Refuses a newer schema or a foreign file untouched.
+ */
+export function openDatabase(path: string, options: OpenDatabaseOptions): SqliteDatabase {
+  const file = normalizePath(path);
+  const memory = file === ":memory:";
+  if (!memory) mkdirSync(dirname(file), { recursive: true });
+  const busyTimeout = options.busyTimeoutMs ?? 5000;
+  let db: SqliteDatabase | undefined;
+  try {
+    // A fail-fast probe when exclusive: the lock is either free now or held by someone else.
+    db = new Database(file, { timeout: options.exclusive ? 0 : busyTimeout });
+    if (!memory) {
+      if (options.exclusive) db.pragma("locking_mode = EXCLUSIVE");
+      // auto_vacuum only takes effect before the first table exists.
+      db.pragma("auto_vacuum = INCREMENTAL");
+      db.pragma("journal_mode = WAL");
+      db.pragma(`synchronous = ${(options.synchronous ?? "normal").toUpperCase()}`);
+      db.pragma("temp_store = MEMORY");
+    }
+    db.pragma("foreign_keys = ON");
+    if (options.exclusive && !memory) {
+      // Take the exclusive lock now (it is then held until close).
+      db.exec("BEGIN IMMEDIATE; COMMIT");
+    }
+    migrate(db, options.now);
+    db.pragma(`busy_timeout = ${busyTimeout}`);
+    return db;
+  } catch (err) {
+    db?.close();
+    const mapped = mapSqliteError(err);
+    if (options.exclusive && mapped instanceof DbLockedError) {
+      throw new DbLockedError(`mqlite: ${file} is locked by another process`, { cause: err });
+    }
+    if (mapped instanceof MqliteError) throw mapped;
+    throw err;
+  }
+}

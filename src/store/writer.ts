@@ -1,0 +1,164 @@
+import { CanceledError, ClosedError } from "../contract/errors.js";
+import type { SqliteDatabase } from "./database.js";
+import { mapSqliteError } from "./sqlite-errors.js";
+
+/** What a write sees while it runs inside the shared transaction. */
+export interface WriteContext {
+  /** Runs `fn` after the transaction commits (never if it rolls back): wake waiters, bump counters. */
+  afterCommit(fn: () => void): void;
+}
+
+interface PendingWrite {
+  fn: (ctx: WriteContext) => unknown;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+  signal: AbortSignal | undefined;
+}
+
+/**
+ * Group commit: writes that arrive together (in one turn of the event loop, e.g. from many HTTP
+ * requests or many concurrent callers) run in one `BEGIN IMMEDIATE` transaction and share one
+ * commit (one fsync under `synchronous=full`). Each write runs in its own savepoint, so each caller
+ * still gets its own result or its own error, and a failed write leaves nothing behind.
+ */
+export class Writer {
+  private pending: PendingWrite[] = [];
+  private scheduled = false;
+  private closed = false;
+  private inFlight = 0;
+  private idle: (() => void)[] = [];
+
+  private readonly sql: Record<
+    "begin" | "commit" | "rollback" | "savepoint" | "release" | "rollbackTo",
+    { run(): unknown }
+  >;
+
+  constructor(
+    private readonly db: SqliteDatabase,
+    /** Called at the start of every transaction, under the write lock (cache checks). */
+    private readonly onBegin: () => void = () => {},
+  ) {
+    this.sql = {
+      begin: db.prepare("BEGIN IMMEDIATE"),
+      commit: db.prepare("COMMIT"),
+      rollback: db.prepare("ROLLBACK"),
+      savepoint: db.prepare("SAVEPOINT w"),
+      release: db.prepare("RELEASE w"),
+      rollbackTo: db.prepare("ROLLBACK TO w"),
+    };
+  }
+
+  /** Queues a write for the next group commit. */
+  run<T>(fn: (ctx: WriteContext) => T, signal?: AbortSignal): Promise<T> {
+    if (this.closed) return Promise.reject(new ClosedError());
+    if (signal?.aborted) return Promise.reject(new CanceledError());
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject, signal });
+      this.inFlight++;
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  /** Runs one write synchronously in its own transaction (start-up and maintenance paths). */
+  runNow<T>(fn: (ctx: WriteContext) => T): T {
+    const after: (() => void)[] = [];
+    const ctx: WriteContext = { afterCommit: (f) => after.push(f) };
+    this.sql.begin.run();
+    let result: T;
+    try {
+      this.onBegin();
+      result = fn(ctx);
+      this.sql.commit.run();
+    } catch (err) {
+      if (this.db.inTransaction) this.sql.rollback.run();
+      throw mapSqliteError(err);
+    }
+    for (const f of after) f();
+    return result;
+  }
+
+  /** Stops admitting writes; resolves once every admitted write has settled. */
+  close(): Promise<void> {
+    this.closed = true;
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const batch = this.pending.filter((w) => {
+      if (!w.signal?.aborted) return true;
+      this.settle(w, undefined, new CanceledError());
+      return false;
+    });
+    this.pending = [];
+    if (batch.length === 0) return;
+
+    const after: (() => void)[] = [];
+    const results: { ok: boolean; value: unknown }[] = [];
+    try {
+      this.sql.begin.run();
+    } catch (err) {
+      for (const w of batch) this.settle(w, undefined, mapSqliteError(err));
+      return;
+    }
+    try {
+      this.onBegin();
+      const single = batch.length === 1;
+      for (const w of batch) {
+        const mine: (() => void)[] = [];
+        const ctx: WriteContext = { afterCommit: (f) => mine.push(f) };
+        if (single) {
+          results.push({ ok: true, value: w.fn(ctx) });
+          after.push(...mine);
+          continue;
+        }
+        this.sql.savepoint.run();
+        try {
+          const value = w.fn(ctx);
+          this.sql.release.run();
+          results.push({ ok: true, value });
+          after.push(...mine);
+        } catch (err) {
+          this.sql.rollbackTo.run();
+          this.sql.release.run();
+          results.push({ ok: false, value: err });
+        }
+      }
+      this.sql.commit.run();
+    } catch (err) {
+      if (this.db.inTransaction) this.sql.rollback.run();
+      const mapped = mapSqliteError(err);
+      // A single write's own failure, or a failed commit: nothing of the batch is stored.
+      batch.forEach((w, i) => {
+        const r = results[i];
+        this.settle(w, undefined, r && !r.ok ? mapSqliteError(r.value) : mapped);
+      });
+      return;
+    }
+    for (const f of after) {
+      try {
+        f();
+      } catch {
+        // after-commit hooks are notifications; one failing must not fail the writes.
+      }
+    }
+    batch.forEach((w, i) => {
+      const r = results[i]!;
+      if (r.ok) this.settle(w, r.value, undefined);
+      else this.settle(w, undefined, mapSqliteError(r.value));
+    });
+  }
+
+  private settle(w: PendingWrite, value: unknown, err: unknown): void {
+    if (err !== undefined) w.reject(err);
+    else w.resolve(value);
+    this.inFlight--;
+    if (this.inFlight === 0 && this.idle.length > 0) {
+      for (const f of this.idle.splice(0)) f();
+    }
+  }
+}
