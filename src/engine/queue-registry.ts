@@ -16,7 +16,7 @@ export class QueueRegistry {
   private readonly deleteRow;
   private readonly isTopic;
 
-  constructor(private readonly db: SqliteDatabase) {
+  constructor(readonly db: SqliteDatabase) {
     this.selectOne = db.prepare("SELECT * FROM queues WHERE name = ?");
     this.selectAll = db.prepare("SELECT * FROM queues ORDER BY name");
     this.upsertRow = db.prepare(`

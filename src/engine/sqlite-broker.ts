@@ -47,7 +47,6 @@ import { Loops } from "./loops.js";
 import { emptyResult, Maintenance, type MaintenanceResult } from "./maintenance.js";
 import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "./message-row.js";
 import { type PreparedMessage, prepareMessages } from "./outgoing.js";
-import type { QueueRow } from "./queue-config.js";
 import { QueueRegistry } from "./queue-registry.js";
 import { type SettleEffect, Settler } from "./settle.js";
 import { Subscriptions, type Target } from "./subscriptions.js";
@@ -711,7 +710,11 @@ export class SqliteBroker implements Broker {
       else if (step === "expire") this.maintenance.expire(now, out);
       else if (step === "janitor") this.maintenance.janitor(now, out);
       else this.maintenance.retention(this.dlqBounds, now, out);
-      if (out.activated.size > 0) ctx.afterCommit(() => out.activated.forEach((q) => this.waiters.notify(q)));
+      if (out.activated.size > 0) {
+        ctx.afterCommit(() => {
+          for (const q of out.activated) this.waiters.notify(q);
+        });
+      }
       return out;
     });
   }

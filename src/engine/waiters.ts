@@ -58,7 +58,10 @@ export class Waiters {
       };
     });
     let set = this.byQueue.get(queue);
-    if (!set) this.byQueue.set(queue, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.byQueue.set(queue, set);
+    }
     set.add(done);
     this.rejectors.add(fail);
     this.count++;
