@@ -1,0 +1,5 @@
+import "./all-cases.js";
+import { embeddedSubject } from "./embedded-subject.js";
+import { runConformance } from "./suite.js";
+
+runConformance(embeddedSubject);
