@@ -1,0 +1,22 @@
+// A consumer process: drains a queue, completing every message, and prints each seq it completed.
+
+import { silentLogger } from "../../src/engine/logger.js";
+import { openBroker } from "../../src/engine/open.js";
+
+const [path, queue] = process.argv.slice(2) as [string, string];
+const broker = await openBroker(path, { background: false, logger: silentLogger });
+let idle = 0;
+while (idle < 20) {
+  const batch = await broker.receive(queue, { maxMessages: 8 });
+  if (batch.length === 0) {
+    idle++;
+    await new Promise((r) => setTimeout(r, 10));
+    continue;
+  }
+  idle = 0;
+  for (const m of batch) {
+    await broker.complete(queue, m.seqNumber, m.lockToken!);
+    process.stdout.write(`${m.seqNumber}\n`);
+  }
+}
+await broker.close();
