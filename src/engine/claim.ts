@@ -43,6 +43,9 @@ function claimSql(rule: string): string {
     RETURNING ${DELIVERY_COLUMNS}`;
 }
 
+/** The claim statement per ordering family (exported for the query-plan test). */
+export const CLAIM_SQL = { grouped: claimSql(groupRule), strict: claimSql(strictRule) } as const;
+
 /** Claims, receive-and-delete, receive attempts and receive-deferred. */
 export class Claimer {
   private readonly claimGrouped;
@@ -53,8 +56,8 @@ export class Claimer {
   private readonly claimDeferred;
 
   constructor(db: SqliteDatabase) {
-    this.claimGrouped = db.prepare(claimSql(groupRule));
-    this.claimStrict = db.prepare(claimSql(strictRule));
+    this.claimGrouped = db.prepare(CLAIM_SQL.grouped);
+    this.claimStrict = db.prepare(CLAIM_SQL.strict);
     this.deleteClaimed = db.prepare("DELETE FROM messages WHERE id = ? AND lock_token = ?");
     this.findAttempt = db.prepare(
       "SELECT response FROM receive_attempts WHERE queue = ? AND attempt_id = ? AND expires_at > ?",

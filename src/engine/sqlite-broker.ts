@@ -122,7 +122,6 @@ export class SqliteBroker implements Broker {
   private readonly completedCounts = new Map<string, number>();
   private readonly statsRows;
   private readonly peekRows;
-  private readonly peekAll;
   private readonly clearQueueAux;
 
   constructor(path: string, options: SqliteBrokerOptions = {}) {
@@ -155,9 +154,6 @@ export class SqliteBroker implements Broker {
       FROM messages WHERE queue = ? GROUP BY state`);
     this.peekRows = this.db.prepare(
       `SELECT ${PEEK_COLUMNS} FROM messages WHERE queue = ? AND state = ? AND id >= ? ORDER BY id LIMIT ?`,
-    );
-    this.peekAll = this.db.prepare(
-      `SELECT ${PEEK_COLUMNS} FROM messages INDEXED BY idx_msg_queue_state WHERE queue = ? AND state = ? AND id >= ? ORDER BY id LIMIT ?`,
     );
     this.clearQueueAux = [
       this.db.prepare("DELETE FROM dedup WHERE queue = ?"),
@@ -545,7 +541,7 @@ export class SqliteBroker implements Broker {
       } else {
         // One index range per state, merged: each is a seek, whatever the queue holds.
         rows = MESSAGE_STATES.flatMap(
-          (s: MessageState) => this.peekAll.all(queue, s, from, max) as MessageRow[],
+          (s: MessageState) => this.peekRows.all(queue, s, from, max) as MessageRow[],
         )
           .sort((a, b) => a.id - b.id)
           .slice(0, max);
