@@ -1,2 +1,5 @@
 // Imports every case file so that runConformance sees them all.
 import "./cases/peek-lock.case.js";
+import "./cases/settlement.case.js";
+import "./cases/idempotency.case.js";
+import "./cases/dedup.case.js";

@@ -1,24 +1,46 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { silentLogger } from "../../src/engine/logger.js";
 import { openBroker } from "../../src/engine/open.js";
+import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { ManualClock } from "../../src/store/clock.js";
 import type { Subject, SubjectOptions } from "./subject.js";
 
-/** The embedded engine on an in-memory database with a manual clock and no background loops. */
+/**
+ * The embedded engine with a manual clock and no background loops: on an in-memory database, or
+ * (`durable: true`) on a file in a fresh temporary directory, which `restart()` reopens.
+ */
 export async function embeddedSubject(options: SubjectOptions = {}): Promise<Subject> {
   const clock = new ManualClock();
-  const broker = await openBroker(":memory:", {
-    clock,
-    background: false,
-    logger: silentLogger,
-    dlqRetention: options.dlqRetention,
-    maxMessageBytes: options.maxMessageBytes,
-  });
-  return {
+  const dir = options.durable ? mkdtempSync(join(tmpdir(), "mqlite-conformance-")) : undefined;
+  const path = dir ? join(dir, "mq.db") : ":memory:";
+  const open = () =>
+    openBroker(path, {
+      clock,
+      background: false,
+      logger: silentLogger,
+      dlqRetention: options.dlqRetention,
+      maxMessageBytes: options.maxMessageBytes,
+    });
+  let broker: SqliteBroker = await open();
+  const subject: Subject = {
     broker,
     clock,
     maintain: async () => {
       await broker.runMaintenanceOnce();
     },
-    close: () => broker.close(),
+    close: async () => {
+      await broker.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    },
   };
+  if (dir) {
+    subject.restart = async () => {
+      await broker.close();
+      broker = await open();
+      subject.broker = broker;
+    };
+  }
+  return subject;
 }
