@@ -1,0 +1,30 @@
+import type { z } from "zod";
+import { InvalidArgumentError } from "../contract/errors.js";
+import { decodeJsonObject } from "./json.js";
+
+function fieldPath(path: PropertyKey[]): string {
+  return path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("") || "(root)";
+}
+
+/** A validation issue in the words of Go's decoder, so clients see familiar messages. */
+function describe(issue: z.core.$ZodIssue): string {
+  const at = fieldPath(issue.path);
+  if (issue.code === "unrecognized_keys") {
+    const where = issue.path.length > 0 ? ` in ${at.slice(1)}` : "";
+    return `json: unknown field "${issue.keys[0]}"${where}`;
+  }
+  if (issue.code === "invalid_type")
+    return `json: cannot unmarshal into field ${at.slice(1)}: ${issue.message}`;
+  return `json: field ${at.slice(1)}: ${issue.message}`;
+}
+
+/**
+ * Decodes and validates a request body against its schema: strict JSON (see `decodeJsonObject`),
+ * unknown fields refused at every level, types checked. Failures are `InvalidArgumentError`.
+ */
+export function decodeRequest<S extends z.ZodType>(schema: S, text: string): z.output<S> {
+  const value = decodeJsonObject(text);
+  const result = schema.safeParse(value);
+  if (!result.success) throw new InvalidArgumentError(describe(result.error.issues[0]!));
+  return result.data;
+}

@@ -1,0 +1,23 @@
+/**
+ * The HTTP wire contract: zod schemas of every request and response (snake_case, as the original),
+ * their mapping to and from the contract's camelCase types, strict decoding, and the OpenAPI
+ * document generated from the same schemas.
+ *
+ * Decisions where the original leaves room:
+ * - Keys are matched case-sensitively: `"Queue"` is an unknown field (400), not `queue`.
+ * - `null` for any request field means "absent", as Go's decoder treats it.
+ * - Integers must be safe JavaScript integers (|n| ≤ 2^53−1); larger values are refused (400).
+ * - A request body must be a JSON object (`null`, arrays and scalars are 400).
+ * @module
+ */
+export * from "./admin-service.js";
+export { decodeBase64, encodeBase64, isStdBase64 } from "./base64.js";
+export { decodeRequest } from "./decode.js";
+export { ErrorBody, errorFromWire, errorToWire } from "./errors.js";
+export { decodeJsonObject, encodeJson } from "./json.js";
+export * from "./message.js";
+export { openApiDocument, openApiJson } from "./openapi.js";
+export { Empty, SettleResponse } from "./primitives.js";
+export * from "./queue-config.js";
+export * from "./queue-service.js";
+export * from "./routes.js";

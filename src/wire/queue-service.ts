@@ -1,0 +1,105 @@
+import { z } from "zod";
+import { WireMessage } from "./message.js";
+import { int, list, str } from "./primitives.js";
+
+// Request and response bodies of `mqlite.v1.QueueService`. Field names and meanings are the
+// original's (spec §1.9); `.meta({ id })` names each schema in /openapi.json.
+
+export const SendRequest = z
+  .strictObject({
+    queue: str(),
+    messages: list(WireMessage),
+    scheduled_enqueue_time_ms: int().meta({ description: "Epoch ms; 0 = now. Must be in the future." }),
+    ttl_ms: int().meta({ description: "Applies to every message; only used when > 0." }),
+  })
+  .meta({ id: "SendRequest" });
+
+export const SendResponse = z
+  .strictObject({
+    seq_numbers: z
+      .array(z.int())
+      .nullable()
+      .meta({ description: "One per message (0 = not accepted); null for an empty request." }),
+  })
+  .meta({ id: "SendResponse" });
+
+export const ReceiveRequest = z
+  .strictObject({
+    queue: str(),
+    max_messages: int().meta({ description: "≤0 → 1, clamped to 256." }),
+    wait_time_ms: int().meta({ description: "Long-poll, clamped to 0..20000." }),
+    receive_mode: int().meta({ description: "1 = receive-and-delete; anything else = peek-lock." }),
+    receive_attempt_id: str(),
+  })
+  .meta({ id: "ReceiveRequest" });
+
+export const ReceiveResponse = z
+  .strictObject({ messages: z.array(WireMessage) })
+  .meta({ id: "ReceiveResponse" });
+
+export const SettleRequest = z
+  .strictObject({
+    queue: str(),
+    seq_number: int(),
+    lock_token: str(),
+    dead_letter_reason: str().meta({ description: "Reject only; default AppRequested." }),
+    dead_letter_description: str().meta({ description: "Reject only." }),
+    delay_ms: int().meta({ description: "Abandon only: park for this long before redelivery." }),
+  })
+  .meta({ id: "SettleRequest" });
+
+export const LockRefJSON = z.strictObject({ seq_number: int(), lock_token: str() }).meta({ id: "LockRef" });
+
+export const CompleteBatchRequest = z
+  .strictObject({ queue: str(), messages: list(LockRefJSON) })
+  .meta({ id: "CompleteBatchRequest" });
+
+export const CompleteBatchResponse = z
+  .strictObject({ results: z.array(z.strictObject({ seq_number: z.int(), ok: z.boolean() })) })
+  .meta({ id: "CompleteBatchResponse" });
+
+export const RenewBatchRequest = z
+  .strictObject({ queue: str(), messages: list(LockRefJSON).meta({ description: "At most 512." }) })
+  .meta({ id: "RenewBatchRequest" });
+
+export const RenewBatchResponse = z
+  .strictObject({
+    results: z.array(
+      z.strictObject({ seq_number: z.int(), ok: z.boolean(), locked_until_ms: z.int().optional() }),
+    ),
+  })
+  .meta({ id: "RenewBatchResponse" });
+
+export const ReceiveDeferredRequest = z
+  .strictObject({ queue: str(), seq_numbers: list(z.int()) })
+  .meta({ id: "ReceiveDeferredRequest" });
+
+export const CancelRequest = z
+  .strictObject({ queue: str(), seq_number: int() })
+  .meta({ id: "CancelRequest" });
+
+export const PeekRequest = z
+  .strictObject({
+    queue: str(),
+    from_seq: int(),
+    state: str().meta({ description: "active, locked, deferred, scheduled or dead_lettered." }),
+    max: int().meta({ description: "≤0 → 32, clamped to 1000." }),
+  })
+  .meta({ id: "PeekRequest" });
+
+export const PeekResponse = z.strictObject({ messages: z.array(WireMessage) }).meta({ id: "PeekResponse" });
+
+export const MetricsRequest = z.strictObject({ queue: str() }).meta({ id: "MetricsRequest" });
+
+export const MetricsResponse = z
+  .strictObject({
+    queue: z.string(),
+    active: z.int(),
+    locked: z.int(),
+    deferred: z.int(),
+    scheduled: z.int(),
+    dead_lettered: z.int(),
+    total: z.int(),
+    oldest_message_age_ms: z.int(),
+  })
+  .meta({ id: "MetricsResponse" });

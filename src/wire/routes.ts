@@ -1,0 +1,218 @@
+import type { z } from "zod";
+import * as admin from "./admin-service.js";
+import { Empty, SettleResponse } from "./primitives.js";
+import * as queue from "./queue-service.js";
+
+/** One RPC: `POST /mqlite.v1.<service>/<method>`. */
+export interface RpcRoute<
+  Req extends z.ZodType | null = z.ZodType | null,
+  Res extends z.ZodType = z.ZodType,
+> {
+  service: "QueueService" | "AdminService";
+  method: string;
+  /** The request schema, or null when the body is ignored (ListQueues, ListSubscriptions, Status). */
+  request: Req;
+  response: Res;
+  summary: string;
+  /** Not in the original's 22 routes. */
+  extension?: true;
+}
+
+const rpc = <Req extends z.ZodType | null, Res extends z.ZodType>(
+  service: RpcRoute["service"],
+  method: string,
+  request: Req,
+  response: Res,
+  summary: string,
+  extension?: true,
+): RpcRoute<Req, Res> => ({ service, method, request, response, summary, ...(extension && { extension }) });
+
+/**
+ * Every RPC, in registration order: the original's 22 (spec §1.6), then our extensions. The
+ * discovery card lists them in this order; server, client and /openapi.json all read this table.
+ */
+export const ROUTES = {
+  send: rpc(
+    "QueueService",
+    "Send",
+    queue.SendRequest,
+    queue.SendResponse,
+    "Send to a queue or publish to a topic.",
+  ),
+  receive: rpc(
+    "QueueService",
+    "Receive",
+    queue.ReceiveRequest,
+    queue.ReceiveResponse,
+    "Claim messages, long-polling up to wait_time_ms.",
+  ),
+  complete: rpc(
+    "QueueService",
+    "Complete",
+    queue.SettleRequest,
+    SettleResponse,
+    "Settle a locked message as done.",
+  ),
+  completeBatch: rpc(
+    "QueueService",
+    "CompleteBatch",
+    queue.CompleteBatchRequest,
+    queue.CompleteBatchResponse,
+    "Complete many; each item succeeds or fails on its own.",
+  ),
+  renewBatch: rpc(
+    "QueueService",
+    "RenewBatch",
+    queue.RenewBatchRequest,
+    queue.RenewBatchResponse,
+    "Renew up to 512 locks.",
+  ),
+  abandon: rpc(
+    "QueueService",
+    "Abandon",
+    queue.SettleRequest,
+    SettleResponse,
+    "Release a lock for redelivery.",
+  ),
+  reject: rpc("QueueService", "Reject", queue.SettleRequest, SettleResponse, "Dead-letter a locked message."),
+  defer: rpc("QueueService", "Defer", queue.SettleRequest, SettleResponse, "Set a locked message aside."),
+  receiveDeferred: rpc(
+    "QueueService",
+    "ReceiveDeferred",
+    queue.ReceiveDeferredRequest,
+    queue.ReceiveResponse,
+    "Claim deferred messages by sequence number.",
+  ),
+  renew: rpc(
+    "QueueService",
+    "Renew",
+    queue.SettleRequest,
+    SettleResponse,
+    "Extend a lock by the queue's lock duration.",
+  ),
+  schedule: rpc(
+    "QueueService",
+    "Schedule",
+    queue.SendRequest,
+    queue.SendResponse,
+    "Send with a delivery time in the future.",
+  ),
+  cancel: rpc(
+    "QueueService",
+    "Cancel",
+    queue.CancelRequest,
+    SettleResponse,
+    "Delete a scheduled, never-delivered message.",
+  ),
+  peek: rpc(
+    "QueueService",
+    "Peek",
+    queue.PeekRequest,
+    queue.PeekResponse,
+    "Read messages without locking them.",
+  ),
+  stats: rpc("QueueService", "Stats", queue.MetricsRequest, queue.MetricsResponse, "Counts by state."),
+  createQueue: rpc(
+    "AdminService",
+    "CreateQueue",
+    admin.CreateQueueRequest,
+    Empty,
+    "Create a queue, or replace its whole config.",
+  ),
+  subscribe: rpc(
+    "AdminService",
+    "Subscribe",
+    admin.SubscribeRequest,
+    Empty,
+    "Subscribe a backing queue to a topic, with an optional filter.",
+  ),
+  listQueues: rpc(
+    "AdminService",
+    "ListQueues",
+    null,
+    admin.ListQueuesResponse,
+    "Every queue, ordered by name.",
+  ),
+  listSubscriptions: rpc(
+    "AdminService",
+    "ListSubscriptions",
+    null,
+    admin.ListSubscriptionsResponse,
+    "Every subscription, ordered by topic then name.",
+  ),
+  testFilter: rpc(
+    "AdminService",
+    "TestFilter",
+    admin.TestFilterRequest,
+    admin.TestFilterResponse,
+    "Compile a filter and optionally run it on a sample message.",
+  ),
+  redrive: rpc(
+    "AdminService",
+    "Redrive",
+    admin.RedriveRequest,
+    admin.RedriveResponse,
+    "Move dead letters back to active.",
+  ),
+  purge: rpc("AdminService", "Purge", admin.PurgeRequest, admin.PurgeResponse, "Delete dead letters."),
+  status: rpc("AdminService", "Status", null, admin.StatusResponse, "The broker's status."),
+  deleteQueue: rpc(
+    "AdminService",
+    "DeleteQueue",
+    admin.DeleteQueueRequest,
+    Empty,
+    "Delete a plain queue and its messages.",
+    true,
+  ),
+  unsubscribe: rpc(
+    "AdminService",
+    "Unsubscribe",
+    admin.SubscriptionRef,
+    Empty,
+    "Remove a subscription with its backing queue.",
+    true,
+  ),
+  pauseSubscription: rpc(
+    "AdminService",
+    "PauseSubscription",
+    admin.SubscriptionRef,
+    Empty,
+    "Stop a subscription from receiving copies.",
+    true,
+  ),
+  resumeSubscription: rpc(
+    "AdminService",
+    "ResumeSubscription",
+    admin.SubscriptionRef,
+    Empty,
+    "Let a paused subscription receive copies again.",
+    true,
+  ),
+} as const;
+
+export type Routes = typeof ROUTES;
+export type RouteName = keyof Routes;
+
+/** The decoded request of a route (undefined when the body is ignored). */
+export type RequestOf<K extends RouteName> = Routes[K]["request"] extends z.ZodType
+  ? z.output<Routes[K]["request"]>
+  : undefined;
+/** What a client sends for a route. */
+export type RequestInputOf<K extends RouteName> = Routes[K]["request"] extends z.ZodType
+  ? z.input<Routes[K]["request"]>
+  : undefined;
+/** The response body of a route. */
+export type ResponseOf<K extends RouteName> = z.output<Routes[K]["response"]>;
+
+/** `QueueService/Send`: the label of the RPC-latency histogram and the access log. */
+export function rpcName(route: RpcRoute): string {
+  return `${route.service}/${route.method}`;
+}
+
+/** `/mqlite.v1.QueueService/Send`. */
+export function rpcPath(route: RpcRoute): string {
+  return `/mqlite.v1.${rpcName(route)}`;
+}
+
+/** Every route name in registration order. */
+export const ROUTE_NAMES = Object.keys(ROUTES) as RouteName[];
