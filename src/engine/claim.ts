@@ -19,19 +19,28 @@ const claimable =
   "m.queue = @queue AND m.state = 'active' AND m.visible_at <= @now AND (m.expires_at = 0 OR m.expires_at > @now)";
 
 /**
+ * An earlier live (unexpired) active row in the same line: a candidate claimed ahead of it would
+ * jump the line because of its priority. Pinned to the per-state index so it stays one seek.
+ */
+const earlierActive = (sameLine: string, index: string) =>
+  `EXISTS (SELECT 1 FROM messages b INDEXED BY ${index} WHERE b.queue = m.queue ${sameLine} AND b.state = 'active'
+          AND b.id < m.id AND (b.expires_at = 0 OR b.expires_at > @now))`;
+
+/**
  * Head-of-line rules. Grouped messages (any ordering but strict) wait for every earlier same-group
  * row that is locked (expired or not: the lock holds the line until the reaper), deferred or
  * scheduled (a backoff or a scheduled send), and for an earlier active one (a higher priority never
- * jumps its group's line). Strict FIFO applies the same probes queue-wide.
+ * jumps its group's line). Strict FIFO applies the same probes queue-wide, so it delivers in
+ * sequence order whatever priorities the rows carry (a queue reconfigured to strict, a redrive).
  */
 const groupRule = `(m.group_id IS NULL OR NOT (
   ${blockedBy("AND b.group_id = m.group_id", "locked")} OR
   ${blockedBy("AND b.group_id = m.group_id", "deferred")} OR
   ${blockedBy("AND b.group_id = m.group_id", "scheduled")} OR
-  EXISTS (SELECT 1 FROM messages b WHERE b.queue = m.queue AND b.group_id = m.group_id AND b.state = 'active'
-          AND b.id < m.id AND (b.expires_at = 0 OR b.expires_at > @now))))`;
+  ${earlierActive("AND b.group_id = m.group_id", "idx_msg_group")}))`;
 
-const strictRule = `NOT (${blockedBy("", "locked")} OR ${blockedBy("", "deferred")} OR ${blockedBy("", "scheduled")})`;
+const strictRule = `NOT (${blockedBy("", "locked")} OR ${blockedBy("", "deferred")} OR ${blockedBy("", "scheduled")} OR
+  ${earlierActive("", "idx_msg_queue_state")})`;
 
 function claimSql(rule: string): string {
   return `
