@@ -3,3 +3,5 @@ import "./cases/peek-lock.case.js";
 import "./cases/settlement.case.js";
 import "./cases/idempotency.case.js";
 import "./cases/dedup.case.js";
+import "./cases/ordering.case.js";
+import "./cases/priority.case.js";
