@@ -5,3 +5,6 @@ import "./cases/idempotency.case.js";
 import "./cases/dedup.case.js";
 import "./cases/ordering.case.js";
 import "./cases/priority.case.js";
+import "./cases/dead-letter.case.js";
+import "./cases/scheduling-ttl.case.js";
+import "./cases/dlq-retention.case.js";
