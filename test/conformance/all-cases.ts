@@ -8,3 +8,6 @@ import "./cases/priority.case.js";
 import "./cases/dead-letter.case.js";
 import "./cases/scheduling-ttl.case.js";
 import "./cases/dlq-retention.case.js";
+import "./cases/storage.case.js";
+import "./cases/receive-peek.case.js";
+import "./cases/queues-admin.case.js";

@@ -1,0 +1,136 @@
+import assert from "node:assert/strict";
+import { afterEach, beforeEach, describe, it } from "node:test";
+import { NotFoundError } from "../../../src/contract/errors.js";
+import type { MessageState } from "../../../src/contract/types.js";
+import { fails, seqs } from "../helpers.js";
+import type { Subject } from "../subject.js";
+import { cases } from "../suite.js";
+
+/** Sends `n` small messages in one call. */
+const many = (n: number) => Array.from({ length: n }, (_, i) => ({ body: `m${i}` }));
+
+cases((factory) => {
+  describe("§1.9 Receive", () => {
+    let s: Subject;
+    beforeEach(async () => {
+      s = await factory();
+      await s.broker.createQueue("q", { lockDurationMs: 1000 });
+    });
+    afterEach(() => s.close());
+
+    it("an unknown queue is not_found", async () => {
+      await fails(s.broker.receive("nope"), NotFoundError, "not_found");
+      await fails(s.broker.receive("nope", { attemptId: "a" }), NotFoundError, "not_found");
+    });
+
+    it("max_messages: absent or <=0 is 1, more than 256 is clamped to 256", async () => {
+      await s.broker.send("q", many(300));
+      assert.equal((await s.broker.receive("q")).length, 1);
+      assert.equal((await s.broker.receive("q", { maxMessages: 0 })).length, 1);
+      assert.equal((await s.broker.receive("q", { maxMessages: -5 })).length, 1);
+      assert.equal((await s.broker.receive("q", { maxMessages: 1000 })).length, 256);
+      assert.equal((await s.broker.receive("q", { maxMessages: 1000 })).length, 300 - 259);
+    });
+
+    it("a negative wait is no wait", async () => {
+      assert.deepEqual(await s.broker.receive("q", { waitMs: -100 }), []);
+    });
+
+    it("a batch claims in sequence order, each with its own lock", async () => {
+      const sent = await s.broker.send("q", many(5));
+      const got = await s.broker.receive("q", { maxMessages: 5 });
+      assert.deepEqual(seqs(got), sent);
+      assert.ok(got.every((m) => m.lockedUntil === s.clock.now() + 1000 && m.deliveryCount === 1));
+      assert.equal((await s.broker.stats("q")).locked, 5);
+    });
+
+    it("receive-and-delete returns the message without a token and deletes it", async () => {
+      const sent = await s.broker.send("q", many(3));
+      const got = await s.broker.receive("q", { maxMessages: 2, mode: "receive-and-delete" });
+      assert.deepEqual(seqs(got), sent.slice(0, 2));
+      for (const m of got) {
+        assert.equal(m.lockToken, undefined);
+        assert.equal(m.lockedUntil, s.clock.now() + 1000);
+        assert.equal(m.deliveryCount, 1);
+      }
+      assert.deepEqual(seqs(await s.broker.peek("q")), sent.slice(2));
+    });
+
+    it("a batch stops at the 32 MiB body budget; the message that crosses it is still returned", async () => {
+      await s.broker.createQueue("big");
+      const body = Buffer.alloc(1_000_000, 7);
+      for (let i = 0; i < 4; i++)
+        await s.broker.send(
+          "big",
+          Array.from({ length: 10 }, () => ({ body })),
+        );
+      const got = await s.broker.receive("big", { maxMessages: 256 });
+      assert.equal(got.length, 34, "33 MB is under 32 MiB, the 34th crosses it");
+      const stats = await s.broker.stats("big");
+      assert.deepEqual([stats.locked, stats.active], [34, 6], "only returned messages are locked");
+      const peeked = await s.broker.peek("big", { max: 1000 });
+      assert.equal(peeked.length, 34, "peek has the same budget");
+      const rest = await s.broker.peek("big", { fromSeq: peeked.at(-1)!.seqNumber + 1, max: 1000 });
+      assert.equal(rest.length, 6, "page onward with fromSeq");
+    });
+  });
+
+  describe("§1.9 Peek", () => {
+    let s: Subject;
+    beforeEach(async () => {
+      s = await factory();
+      await s.broker.createQueue("q", { lockDurationMs: 1000 });
+    });
+    afterEach(() => s.close());
+
+    it("an unknown queue is an empty page, not an error", async () => {
+      assert.deepEqual(await s.broker.peek("nope"), []);
+      assert.deepEqual(await s.broker.peek("nope", { state: "active", fromSeq: 5, max: 3 }), []);
+    });
+
+    it("max: absent or <=0 is 32, more than 1000 is clamped to 1000", async () => {
+      await s.broker.send("q", many(1001));
+      assert.equal((await s.broker.peek("q")).length, 32);
+      assert.equal((await s.broker.peek("q", { max: 0 })).length, 32);
+      assert.equal((await s.broker.peek("q", { max: -1 })).length, 32);
+      assert.equal((await s.broker.peek("q", { max: 7 })).length, 7);
+      assert.equal((await s.broker.peek("q", { max: 5000 })).length, 1000);
+    });
+
+    it("pages by an inclusive fromSeq, in sequence order across states", async () => {
+      const sent = await s.broker.send("q", many(5));
+      await s.broker.receive("q");
+      await s.broker.schedule("q", { body: "later" }, s.clock.now() + 1000);
+      const first = await s.broker.peek("q", { max: 2 });
+      assert.deepEqual(seqs(first), sent.slice(0, 2));
+      assert.deepEqual(
+        first.map((m) => m.state),
+        ["locked", "active"],
+      );
+      const second = await s.broker.peek("q", { fromSeq: sent[2], max: 2 });
+      assert.deepEqual(seqs(second), sent.slice(2, 4));
+      const all = await s.broker.peek("q", { fromSeq: sent[4] });
+      assert.equal(all.length, 2);
+      assert.equal(all[1]?.state, "scheduled");
+    });
+
+    it("filters by exact state; an unknown state matches nothing", async () => {
+      const [a, b] = await s.broker.send("q", many(3));
+      await s.broker.receive("q", { maxMessages: 2 }).then(async ([ma, mb]) => {
+        await s.broker.defer("q", mb!.seqNumber, mb!.lockToken!);
+        assert.equal(ma?.seqNumber, a);
+      });
+      assert.deepEqual(seqs(await s.broker.peek("q", { state: "deferred" })), [b]);
+      assert.deepEqual(seqs(await s.broker.peek("q", { state: "locked" })), [a]);
+      assert.equal((await s.broker.peek("q", { state: "active" })).length, 1);
+      assert.deepEqual(await s.broker.peek("q", { state: "bogus" as MessageState }), []);
+    });
+
+    it("changes nothing", async () => {
+      await s.broker.send("q", many(2));
+      await s.broker.peek("q");
+      const got = await s.broker.receive("q", { maxMessages: 2 });
+      assert.ok(got.every((m) => m.deliveryCount === 1));
+    });
+  });
+});
