@@ -11,3 +11,5 @@ import "./cases/dlq-retention.case.js";
 import "./cases/storage.case.js";
 import "./cases/receive-peek.case.js";
 import "./cases/queues-admin.case.js";
+import "./cases/concurrency.case.js";
+import "./cases/bad-input.case.js";
