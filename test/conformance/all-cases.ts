@@ -13,3 +13,5 @@ import "./cases/receive-peek.case.js";
 import "./cases/queues-admin.case.js";
 import "./cases/concurrency.case.js";
 import "./cases/bad-input.case.js";
+import "./cases/topics.case.js";
+import "./cases/filters.case.js";
