@@ -1,0 +1,232 @@
+/**
+ * The broker's message environment for subscription filters: the variables a filter sees, the
+ * duration helpers, and the fail-closed boolean contract.
+ */
+import { compile, type FilterFunction, type Program } from "./program.js";
+import { FilterRuntimeError } from "./errors.js";
+import { fromJSON } from "./runtime/json.js";
+import { decodeUtf8 } from "./runtime/utf8.js";
+import { Duration, intFromBig, intMul, isIntValue, type PlainMap, stringMap, type Value } from "./runtime/values.js";
+import { EXTENDED_DURATION_UNITS, parseDuration } from "./time/duration.js";
+import { GoTime } from "./time/go-time.js";
+import { UTC } from "./time/zones.js";
+import type { FilterType } from "./types.js";
+
+/** What a filter sees of a message. */
+export interface FilterMessage {
+  subject?: string;
+  properties?: Record<string, string>;
+  messageId?: string;
+  correlationId?: string;
+  groupId?: string;
+  replyTo?: string;
+  contentType?: string;
+  body?: Uint8Array;
+  /** Publish instant, epoch milliseconds. */
+  enqueuedAt: number;
+  /** Scheduled delivery instant (or enqueuedAt), epoch milliseconds. */
+  visibleAt: number;
+}
+
+/** A compiled subscription filter. */
+export interface MessageFilter {
+  /** The filter's source text. */
+  readonly source: string;
+  /** True for an empty or blank filter, which matches every message without running anything. */
+  readonly matchesAll: boolean;
+  /** True when the filter reads `body_text`, `body_json` or `$env` (so the body is decoded). */
+  readonly readsBody: boolean;
+  /**
+   * Runs the filter. A run-time error means "no match" (fail-closed); the error is passed to
+   * `onError` when given.
+   */
+  matches(msg: FilterMessage, onError?: (err: FilterRuntimeError) => void): boolean;
+}
+
+/** Options of {@link compileMessageFilter}. */
+export interface MessageFilterOptions {
+  /** Source length cap in UTF-8 bytes (default 4096). */
+  maxSourceBytes?: number;
+  /** AST node cap (default 1000). */
+  maxNodes?: number;
+}
+
+/** Declared types of the message environment. */
+export const MESSAGE_ENV_TYPES: Readonly<Record<string, FilterType>> = Object.freeze<Record<string, FilterType>>({
+  subject: "string",
+  subject_parts: { array: "string" },
+  properties: { map: "string" },
+  property_keys: { array: "string" },
+  message_id: "string",
+  correlation_id: "string",
+  group_id: "string",
+  reply_to: "string",
+  content_type: "string",
+  body_size: "int",
+  body_text: "string",
+  body_json: { map: "any" },
+  enqueued_at: "time",
+  visible_at: "time",
+});
+
+const NS_PER_SECOND = 1_000_000_000;
+
+function durationHelper(name: string, nanosPerUnit: number): FilterFunction {
+  return {
+    params: ["int"],
+    result: "duration",
+    call: (n: Value) => {
+      if (!isIntValue(n)) throw new FilterRuntimeError(`${name}: expected an int`);
+      return new Duration(intMul(n, nanosPerUnit));
+    },
+  };
+}
+
+/** Helpers of the message environment: int → duration, and duration() with days and weeks. */
+export const MESSAGE_FUNCTIONS: Readonly<Record<string, FilterFunction>> = Object.freeze({
+  seconds: durationHelper("seconds", NS_PER_SECOND),
+  minutes: durationHelper("minutes", 60 * NS_PER_SECOND),
+  hours: durationHelper("hours", 3600 * NS_PER_SECOND),
+  days: durationHelper("days", 86400 * NS_PER_SECOND),
+  weeks: durationHelper("weeks", 7 * 86400 * NS_PER_SECOND),
+  duration: {
+    params: ["string"],
+    result: "duration",
+    call: (s: Value) => {
+      if (typeof s !== "string") throw new FilterRuntimeError("duration: expected a string");
+      return new Duration(intFromBig(parseDuration(s, EXTENDED_DURATION_UNITS)));
+    },
+  },
+});
+
+const BODY_NAMES = new Set(["body_text", "body_json", "$env"]);
+const EMPTY_BODY = new Uint8Array(0);
+const EMPTY_STRINGS: readonly string[] = Object.freeze([]);
+
+function looksLikeJson(contentType: string | undefined): boolean {
+  return !contentType || contentType.toLowerCase().includes("json");
+}
+
+function bodyJson(msg: FilterMessage, text: string): PlainMap {
+  if (!looksLikeJson(msg.contentType) || text === "") return {};
+  let v: Value;
+  try {
+    v = fromJSON(text);
+  } catch {
+    return {};
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v) || !(Object.getPrototypeOf(v) === Object.prototype)) {
+    return {};
+  }
+  return v as PlainMap;
+}
+
+function subjectParts(subject: string): string[] {
+  return subject === "" ? [] : subject.split(".");
+}
+
+/** Builders of each variable, so a run computes only what the program reads. */
+const VARIABLES: Record<string, (m: FilterMessage) => Value> = {
+  subject: (m) => m.subject ?? "",
+  subject_parts: (m) => subjectParts(m.subject ?? ""),
+  properties: (m) => (m.properties ? stringMap(m.properties) : stringMap({})),
+  property_keys: (m) => (m.properties ? Object.keys(m.properties).sort() : (EMPTY_STRINGS as string[])),
+  message_id: (m) => m.messageId ?? "",
+  correlation_id: (m) => m.correlationId ?? "",
+  group_id: (m) => m.groupId ?? "",
+  reply_to: (m) => m.replyTo ?? "",
+  content_type: (m) => m.contentType ?? "",
+  body_size: (m) => (m.body ?? EMPTY_BODY).length,
+  enqueued_at: (m) => GoTime.fromEpochMs(m.enqueuedAt, UTC),
+  visible_at: (m) => GoTime.fromEpochMs(m.visibleAt, UTC),
+};
+
+/** Builds the environment of a message, with only the given variables. */
+export function messageEnv(msg: FilterMessage, names: ReadonlySet<string> | "all"): Record<string, Value> {
+  const env: Record<string, Value> = {};
+  const all = names === "all" || names.has("$env");
+  for (const name of Object.keys(VARIABLES)) {
+    if (all || (names as ReadonlySet<string>).has(name)) env[name] = (VARIABLES[name] as (m: FilterMessage) => Value)(msg);
+  }
+  const wantText = all || (names as ReadonlySet<string>).has("body_text");
+  const wantJson = all || (names as ReadonlySet<string>).has("body_json");
+  if (wantText || wantJson) {
+    const text = decodeUtf8(msg.body ?? EMPTY_BODY);
+    if (wantText) env.body_text = text;
+    if (wantJson) env.body_json = bodyJson(msg, text);
+  }
+  return env;
+}
+
+/** The properties map is read by key: a plain object view avoids copying when possible. */
+function makeRunner(program: Program): (msg: FilterMessage) => Value {
+  const names = [...program.referencedNames];
+  if (names.includes("$env")) return (msg) => program.run(messageEnv(msg, "all"));
+  const simple = names.filter((n) => n in VARIABLES);
+  const needsText = names.includes("body_text");
+  const needsJson = names.includes("body_json");
+  const builders = simple.map((n) => [n, VARIABLES[n] as (m: FilterMessage) => Value] as const);
+  if (!needsText && !needsJson) {
+    // The common case: no body decoding at all.
+    if (builders.length === 1) {
+      const [name, build] = builders[0] as readonly [string, (m: FilterMessage) => Value];
+      return (msg) => program.run({ [name]: build(msg) });
+    }
+    return (msg) => {
+      const env: Record<string, Value> = {};
+      for (const [name, build] of builders) env[name] = build(msg);
+      return program.run(env);
+    };
+  }
+  return (msg) => {
+    const env: Record<string, Value> = {};
+    for (const [name, build] of builders) env[name] = build(msg);
+    const text = decodeUtf8(msg.body ?? EMPTY_BODY);
+    if (needsText) env.body_text = text;
+    if (needsJson) env.body_json = bodyJson(msg, text);
+    return program.run(env);
+  };
+}
+
+/**
+ * Compiles a subscription filter against the message environment, requiring a boolean result.
+ * An empty, blank, null or undefined source matches every message.
+ *
+ * @throws FilterCompileError for a bad filter (syntax, unknown name, non-boolean result, caps).
+ */
+export function compileMessageFilter(source: string | undefined | null, opts: MessageFilterOptions = {}): MessageFilter {
+  const text = source ?? "";
+  if (text.trim() === "") {
+    return { source: text, matchesAll: true, readsBody: false, matches: () => true };
+  }
+  const program = compile(text, {
+    env: MESSAGE_ENV_TYPES,
+    functions: MESSAGE_FUNCTIONS,
+    expect: "bool",
+    maxSourceBytes: opts.maxSourceBytes ?? 4096,
+    maxNodes: opts.maxNodes ?? 1000,
+    maxSteps: 1_000_000,
+  });
+  const readsBody = [...program.referencedNames].some((n) => BODY_NAMES.has(n));
+  const run = makeRunner(program);
+  return {
+    source: text,
+    matchesAll: false,
+    readsBody,
+    matches(msg: FilterMessage, onError?: (err: FilterRuntimeError) => void): boolean {
+      try {
+        return run(msg) === true;
+      } catch (e) {
+        const err = e instanceof FilterRuntimeError ? e : new FilterRuntimeError(e instanceof Error ? e.message : String(e));
+        if (onError) {
+          try {
+            onError(err);
+          } catch {
+            // A failing error callback must not turn a non-match into a crash.
+          }
+        }
+        return false;
+      }
+    },
+  };
+}

@@ -1,0 +1,176 @@
+/**
+ * Constant folding, as upstream's optimizer does it: arithmetic, concatenation, comparison and
+ * logic on literals, and all-constant array literals. Folding `1 % 0` is a compile error.
+ */
+import type { Node } from "./ast.js";
+import { CompileFailure } from "./errors.js";
+import { goPow } from "./runtime/ops.js";
+import { GoFloat, type Int, intAdd, intMod, intMul, intNeg, intSub, mkFloat, toF, type Value } from "./runtime/values.js";
+
+function literalValue(n: Node): { ok: true; v: Value } | { ok: false } {
+  switch (n.kind) {
+    case "Nil":
+      return { ok: true, v: null };
+    case "Bool":
+    case "Int":
+    case "String":
+      return { ok: true, v: n.value };
+    case "Float":
+      return { ok: true, v: mkFloat(n.value) };
+    case "Constant":
+      return { ok: true, v: n.value };
+    default:
+      return { ok: false };
+  }
+}
+
+function replaceWith(target: Node, n: Node): Node {
+  n.pos = target.pos;
+  n.type = target.type;
+  return n;
+}
+
+const intLit = (n: Node): n is Node & { kind: "Int" } => n.kind === "Int";
+const floatLit = (n: Node): n is Node & { kind: "Float" } => n.kind === "Float";
+const numLit = (n: Node): boolean => intLit(n) || floatLit(n);
+
+function foldBinary(n: Node & { kind: "Binary" }): Node {
+  const { left: l, right: r, op } = n;
+  if (intLit(l) && intLit(r)) {
+    const a = l.value as Int;
+    const b = r.value as Int;
+    switch (op) {
+      case "+":
+        return replaceWith(n, { kind: "Int", value: intAdd(a, b), pos: n.pos });
+      case "-":
+        return replaceWith(n, { kind: "Int", value: intSub(a, b), pos: n.pos });
+      case "*":
+        return replaceWith(n, { kind: "Int", value: intMul(a, b), pos: n.pos });
+      case "%":
+        if (b === 0) throw new CompileFailure("integer divide by zero", n.pos);
+        return replaceWith(n, { kind: "Int", value: intMod(a, b), pos: n.pos });
+      case "/":
+        return replaceWith(n, { kind: "Float", value: toF(a) / toF(b), pos: n.pos });
+      case "**":
+      case "^":
+        return replaceWith(n, { kind: "Float", value: goPow(toF(a), toF(b)), pos: n.pos });
+      case "==":
+        return replaceWith(n, { kind: "Bool", value: a === b, pos: n.pos });
+    }
+  }
+  if (numLit(l) && numLit(r)) {
+    const a = toF((l as { value: number | bigint }).value);
+    const b = toF((r as { value: number | bigint }).value);
+    let v: number | undefined;
+    switch (op) {
+      case "+":
+        v = a + b;
+        break;
+      case "-":
+        v = a - b;
+        break;
+      case "*":
+        v = a * b;
+        break;
+      case "/":
+        v = a / b;
+        break;
+      case "**":
+      case "^":
+        v = goPow(a, b);
+        break;
+    }
+    if (v !== undefined) return replaceWith(n, { kind: "Float", value: v, pos: n.pos });
+  }
+  if (l.kind === "String" && r.kind === "String") {
+    if (op === "+") return replaceWith(n, { kind: "String", value: l.value + r.value, pos: n.pos });
+    if (op === "==") return replaceWith(n, { kind: "Bool", value: l.value === r.value, pos: n.pos });
+  }
+  if (l.kind === "Bool" && r.kind === "Bool") {
+    switch (op) {
+      case "&&":
+      case "and":
+        return replaceWith(n, { kind: "Bool", value: l.value && r.value, pos: n.pos });
+      case "||":
+      case "or":
+        return replaceWith(n, { kind: "Bool", value: l.value || r.value, pos: n.pos });
+      case "==":
+        return replaceWith(n, { kind: "Bool", value: l.value === r.value, pos: n.pos });
+    }
+  }
+  return n;
+}
+
+/** Folds constants bottom-up; returns the (possibly replaced) node. */
+export function fold(node: Node): Node {
+  switch (node.kind) {
+    case "Unary": {
+      node.node = fold(node.node);
+      const x = node.node;
+      if (node.op === "-" && x.kind === "Int") return replaceWith(node, { kind: "Int", value: intNeg(x.value), pos: node.pos });
+      if (node.op === "-" && x.kind === "Float") return replaceWith(node, { kind: "Float", value: -x.value, pos: node.pos });
+      if (node.op === "+" && (x.kind === "Int" || x.kind === "Float")) return replaceWith(node, { ...x });
+      if ((node.op === "!" || node.op === "not") && x.kind === "Bool") {
+        return replaceWith(node, { kind: "Bool", value: !x.value, pos: node.pos });
+      }
+      return node;
+    }
+    case "Binary":
+      node.left = fold(node.left);
+      node.right = fold(node.right);
+      return foldBinary(node);
+    case "Array": {
+      node.nodes = node.nodes.map(fold);
+      const values: Value[] = [];
+      for (const n of node.nodes) {
+        const lv = literalValue(n);
+        if (!lv.ok || Array.isArray(lv.v)) return node;
+        values.push(lv.v);
+      }
+      if (values.length === 0) return node;
+      return replaceWith(node, { kind: "Constant", value: values, pos: node.pos });
+    }
+    case "Member":
+      node.node = fold(node.node);
+      node.property = fold(node.property);
+      return node;
+    case "Slice":
+      node.node = fold(node.node);
+      if (node.from) node.from = fold(node.from);
+      if (node.to) node.to = fold(node.to);
+      return node;
+    case "Chain":
+    case "Predicate":
+      node.node = fold(node.node);
+      return node;
+    case "Call":
+      node.callee = fold(node.callee);
+      node.args = node.args.map(fold);
+      return node;
+    case "Builtin":
+      node.args = node.args.map(fold);
+      return node;
+    case "Conditional":
+      node.cond = fold(node.cond);
+      node.exp1 = fold(node.exp1);
+      node.exp2 = fold(node.exp2);
+      return node;
+    case "Map":
+      for (const p of node.pairs) {
+        p.key = fold(p.key);
+        p.value = fold(p.value);
+      }
+      return node;
+    case "Let":
+      node.value = fold(node.value);
+      node.body = fold(node.body);
+      return node;
+    case "Sequence":
+      node.nodes = node.nodes.map(fold);
+      return node;
+    default:
+      return node;
+  }
+}
+
+export { GoFloat };
