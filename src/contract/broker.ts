@@ -1,6 +1,9 @@
+import type { JobService } from "./job-service.js";
 import type {
   AbandonOptions,
   BrokerStatus,
+  CompleteItem,
+  CompleteOptions,
   CompleteResult,
   FilterSample,
   LockRef,
@@ -26,9 +29,10 @@ import type {
  * client of a served broker, and (later) the PostgreSQL engine. One conformance suite is run
  * against each.
  *
- * Every method is async and fails with the named errors of `errors.ts`.
+ * Every method is async and fails with the named errors of `errors.ts`. The job face's capabilities
+ * (`JobService`) are part of it, so jobs run on any implementation.
  */
-export interface Broker {
+export interface Broker extends JobService {
   // --- queues -------------------------------------------------------------------------------
   /** Creates a queue, or replaces the whole config of an existing queue of the same kind. */
   createQueue(name: string, config?: QueueConfig): Promise<void>;
@@ -65,10 +69,10 @@ export interface Broker {
   receive(queue: string, options?: ReceiveOptions): Promise<Message[]>;
   /** Claims deferred messages by sequence number (others are skipped). */
   receiveDeferred(queue: string, seqNumbers: number[]): Promise<Message[]>;
-  /** Deletes a locked message (settles it as done). */
-  complete(queue: string, seqNumber: number, lockToken: string): Promise<void>;
+  /** Deletes a locked message (settles it as done), or keeps it as `completed` with `options.retainMs`. */
+  complete(queue: string, seqNumber: number, lockToken: string, options?: CompleteOptions): Promise<void>;
   /** Completes many; each item succeeds or fails on its own. */
-  completeBatch(queue: string, items: LockRef[]): Promise<CompleteResult[]>;
+  completeBatch(queue: string, items: CompleteItem[]): Promise<CompleteResult[]>;
   /** Releases the lock for redelivery (or dead-letters at the delivery limit). */
   abandon(queue: string, seqNumber: number, lockToken: string, options?: AbandonOptions): Promise<void>;
   /** Dead-letters the message. */

@@ -1,3 +1,4 @@
 export type { Broker } from "./broker.js";
 export * from "./errors.js";
+export type * from "./job-service.js";
 export * from "./types.js";

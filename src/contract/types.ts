@@ -10,7 +10,14 @@ export type OrderingMode = "standard" | "group_fifo" | "strict_fifo";
 export type QueueKind = "queue" | "subscription";
 
 /** The state of a stored message. */
-export type MessageState = "active" | "locked" | "deferred" | "scheduled" | "dead_lettered";
+export type MessageState =
+  | "active"
+  | "locked"
+  | "deferred"
+  | "scheduled"
+  | "completed"
+  | "cancelled"
+  | "dead_lettered";
 
 /** Every state a message can be in, in the order stats and tables show them. */
 export const MESSAGE_STATES: readonly MessageState[] = [
@@ -18,8 +25,13 @@ export const MESSAGE_STATES: readonly MessageState[] = [
   "locked",
   "deferred",
   "scheduled",
+  "completed",
+  "cancelled",
   "dead_lettered",
 ];
+
+/** The final states: a message in one of them is never delivered again (until a redrive). */
+export const SETTLED_STATES: readonly MessageState[] = ["completed", "cancelled", "dead_lettered"];
 
 /**
  * A queue's configuration. Every field is optional; an omitted field takes its default, and a
@@ -51,6 +63,8 @@ export interface QueueConfig {
 /** A queue with its whole (normalised) configuration, as `listQueues` reports it. */
 export interface QueueInfo extends Required<QueueConfig> {
   name: string;
+  /** Our extension: present (true) while the queue is paused (`pauseQueue`). */
+  paused?: boolean;
 }
 
 /** A message to send. Only these fields are stored. */
@@ -70,6 +84,17 @@ export interface OutgoingMessage {
   properties?: Record<string, string>;
   /** Our extension: higher is claimed first, within what the queue's ordering allows. Default 0. */
   priority?: number;
+  /** Our extension: this message's own delivery limit (overrides the queue's `maxDeliveryCount`). */
+  maxDeliveryCount?: number;
+  /** Our extension: this message's own lease (overrides the queue's `lockDurationMs`, for claims and renewals). */
+  lockDurationMs?: number;
+  /**
+   * Our extension: while a message with this key is live (active, locked, deferred or scheduled) in
+   * the queue, sending another returns the live one's sequence number instead of storing a copy.
+   */
+  uniqueKey?: string;
+  /** Our extension: deliver no earlier than `delayMs` after the send (combines with `scheduledAt`: the later wins). */
+  delayMs?: number;
 }
 
 /** Options of a `send` (they apply to every message of the call). */
@@ -114,6 +139,12 @@ export interface Message {
   /** `peek` only: why it was dead-lettered. */
   deadLetterReason?: string;
   deadLetterDescription?: string;
+  /** Our extension: the message's own delivery limit, when it has one. */
+  maxDeliveryCount?: number;
+  /** Our extension: the message's own lease, when it has one. */
+  lockDurationMs?: number;
+  /** Our extension: the queue the message is in (set by `receiveAny` and the record reads). */
+  queue?: string;
 }
 
 /** How `receive` hands messages over. */
@@ -148,17 +179,42 @@ export interface RenewResult {
   ok: boolean;
   /** The committed lease deadline (only when ok). */
   lockedUntil?: number;
+  /** Our extension: present (true) when someone asked to cancel the message (`cancelMessage`). */
+  cancelRequested?: boolean;
 }
 
 export interface AbandonOptions {
   /** Park the message in `scheduled` for this long before redelivery (backoff). */
   delayMs?: number;
+  /** Our extension: recorded in the message's error history as this delivery's error (`messageErrors`). */
+  error?: string;
+  /**
+   * Our extension: `false` gives the delivery back (the delivery count is decremented and the limit
+   * is not checked): for a message claimed but never processed, e.g. held back by a rate limit.
+   */
+  countDelivery?: boolean;
 }
+
+/** Our extension: what `complete` keeps of the message. */
+export interface CompleteOptions {
+  /**
+   * Keep the message, in state `completed`, for this long (ms) instead of deleting it; the background
+   * sweep deletes it afterwards. 0/absent deletes it at once (the original behaviour).
+   */
+  retainMs?: number;
+  /** The outcome to keep with it (only stored when `retainMs` > 0). */
+  result?: Uint8Array;
+}
+
+/** A lock reference with what to keep of the message (`completeBatch`). */
+export interface CompleteItem extends LockRef, CompleteOptions {}
 
 export interface RejectOptions {
   /** Defaults to `AppRequested`. */
   reason?: string;
   description?: string;
+  /** Our extension: recorded in the message's error history as this delivery's error (`messageErrors`). */
+  error?: string;
 }
 
 export interface PeekOptions {
@@ -177,12 +233,20 @@ export interface QueueStats {
   deferred: number;
   scheduled: number;
   deadLettered: number;
+  /** Our extension: completed messages kept for their retention time. */
+  completed: number;
+  /** Our extension: cancelled messages kept for their retention time. */
+  cancelled: number;
+  /** Our extension: the scheduled messages that were delivered before (waiting out an abandon's delay). */
+  backingOff: number;
   total: number;
   /** Age of the oldest active or locked message, 0 when there is none. */
   oldestMessageAgeMs: number;
 }
 
 export interface RedriveOptions {
+  /** Our extension: only these dead letters (others are skipped). */
+  seqNumbers?: number[];
   /** Move into this queue instead of back into the source (fresh seq, enqueuedAt = now). */
   target?: string;
   /** At most this many (0 = all). */

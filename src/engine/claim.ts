@@ -42,18 +42,32 @@ const groupRule = `(m.group_id IS NULL OR NOT (
 const strictRule = `NOT (${blockedBy("", "locked")} OR ${blockedBy("", "deferred")} OR ${blockedBy("", "scheduled")} OR
   ${earlierActive("", "idx_msg_queue_state")})`;
 
-function claimSql(rule: string): string {
+/** A message's own lease when it has one, else the queue's. */
+const LEASE = "CASE WHEN lock_duration_ms > 0 THEN @now + lock_duration_ms ELSE @lockUntil END";
+
+/** Claim gates hold back the subjects listed in `@exclude` (a JSON array). */
+const notExcluded = "(m.subject IS NULL OR m.subject NOT IN (SELECT value FROM json_each(@exclude)))";
+
+function claimSql(rule: string, gated = false): string {
   return `
-    UPDATE messages SET state = 'locked', locked_until = @lockUntil, lock_token = @token,
-      delivery_count = delivery_count + 1
+    UPDATE messages SET state = 'locked', locked_until = ${LEASE}, lock_token = @token,
+      delivery_count = delivery_count + 1, delivered_at = @now
     WHERE id = (SELECT m.id FROM messages m INDEXED BY idx_msg_claim
-                WHERE ${claimable} AND ${rule}
+                WHERE ${claimable} AND ${rule}${gated ? ` AND ${notExcluded}` : ""}
                 ORDER BY m.priority DESC, m.id LIMIT 1)
     RETURNING ${DELIVERY_COLUMNS}`;
 }
 
 /** The claim statement per ordering family (exported for the query-plan test). */
 export const CLAIM_SQL = { grouped: claimSql(groupRule), strict: claimSql(strictRule) } as const;
+
+/** Per-claim gate bookkeeping (see claim-gates.ts): which subjects to hold back, and what was taken. */
+export interface ClaimGateSession {
+  /** The subjects held back now, as a JSON array, or undefined when none is. */
+  excluded(): string | undefined;
+  /** Called for every message claimed. */
+  claimed(subject: string | null): void;
+}
 
 /** Claims, receive-and-delete, receive attempts and receive-deferred. */
 export class Claimer {
@@ -63,10 +77,14 @@ export class Claimer {
   private readonly findAttempt;
   private readonly saveAttempt;
   private readonly claimDeferred;
+  private readonly claimGroupedGated;
+  private readonly claimStrictGated;
 
   constructor(db: SqliteDatabase) {
     this.claimGrouped = db.prepare(CLAIM_SQL.grouped);
     this.claimStrict = db.prepare(CLAIM_SQL.strict);
+    this.claimGroupedGated = db.prepare(claimSql(groupRule, true));
+    this.claimStrictGated = db.prepare(claimSql(strictRule, true));
     this.deleteClaimed = db.prepare("DELETE FROM messages WHERE id = ? AND lock_token = ?");
     this.findAttempt = db.prepare(
       "SELECT response FROM receive_attempts WHERE queue = ? AND attempt_id = ? AND expires_at > ?",
@@ -76,26 +94,49 @@ export class Claimer {
       ON CONFLICT (queue, attempt_id) DO UPDATE SET response = excluded.response,
         created_at = excluded.created_at, expires_at = excluded.expires_at`);
     this.claimDeferred = db.prepare(`
-      UPDATE messages SET state = 'locked', locked_until = @lockUntil, lock_token = @token,
-        delivery_count = delivery_count + 1
+      UPDATE messages SET state = 'locked', locked_until = ${LEASE}, lock_token = @token,
+        delivery_count = delivery_count + 1, delivered_at = @now
       WHERE id = @seq AND queue = @queue AND state = 'deferred'
       RETURNING ${DELIVERY_COLUMNS}`);
   }
 
-  /** Claims up to `max` messages in the caller's transaction. */
-  claim(queue: QueueRow, max: number, mode: ReceiveMode, now: number, attemptId?: string): Message[] {
+  /**
+   * Claims up to `max` messages in the caller's transaction. A paused queue yields nothing; `gates`
+   * holds back the subjects it excludes.
+   */
+  claim(
+    queue: QueueRow,
+    max: number,
+    mode: ReceiveMode,
+    now: number,
+    attemptId?: string,
+    gates?: ClaimGateSession,
+  ): Message[] {
     if (attemptId) {
       const seen = this.findAttempt.get(queue.name, attemptId, now) as { response: string } | undefined;
       if (seen) return decodeMessages(seen.response);
     }
-    const stmt = queue.ordering_mode === "strict_fifo" ? this.claimStrict : this.claimGrouped;
+    if (queue.paused) return [];
+    const strict = queue.ordering_mode === "strict_fifo";
     const lockUntil = now + queue.lock_duration_ms;
     const out: Message[] = [];
     let bytes = 0;
     while (out.length < max && bytes < RECEIVE_BODY_BUDGET) {
       const token = newLockToken();
-      const row = stmt.get({ queue: queue.name, now, lockUntil, token }) as MessageRow | undefined;
+      const exclude = gates?.excluded();
+      const row = (
+        exclude === undefined
+          ? (strict ? this.claimStrict : this.claimGrouped).get({ queue: queue.name, now, lockUntil, token })
+          : (strict ? this.claimStrictGated : this.claimGroupedGated).get({
+              queue: queue.name,
+              now,
+              lockUntil,
+              token,
+              exclude,
+            })
+      ) as MessageRow | undefined;
       if (!row) break;
+      gates?.claimed(row.subject);
       if (mode === "receive-and-delete") {
         this.deleteClaimed.run(row.id, token);
         out.push(deliveredMessage(row, false));
@@ -116,7 +157,7 @@ export class Claimer {
     const lockUntil = now + queue.lock_duration_ms;
     const out: Message[] = [];
     for (const seq of seqs) {
-      const row = this.claimDeferred.get({ seq, queue: queue.name, lockUntil, token: newLockToken() }) as
+      const row = this.claimDeferred.get({ seq, queue: queue.name, now, lockUntil, token: newLockToken() }) as
         | MessageRow
         | undefined;
       if (row) out.push(deliveredMessage(row));

@@ -41,7 +41,12 @@ export class DeadLetters {
     this.redriveInPlace = db.prepare(`
       UPDATE messages SET state = 'active', delivery_count = 0, lock_token = NULL, locked_until = 0, visible_at = 0,
         expires_at = CASE WHEN expires_at <= @now THEN 0 ELSE expires_at END,
-        dead_letter_reason = NULL, dead_letter_description = NULL
+        dead_letter_reason = NULL, dead_letter_description = NULL,
+        settled_at = 0, redrive_count = redrive_count + 1, cancel_requested = 0,
+        -- a newer live message may hold its unique key by now: the redriven copy gives it up
+        unique_key = CASE WHEN unique_key IS NOT NULL AND EXISTS (SELECT 1 FROM messages l
+          WHERE l.queue = messages.queue AND l.unique_key = messages.unique_key
+            AND l.state IN ('active', 'locked', 'deferred', 'scheduled')) THEN NULL ELSE unique_key END
       WHERE id = @id AND state = 'dead_lettered'`);
     this.copyTo = db.prepare(`
       INSERT INTO messages (queue, state, priority, visible_at, enqueued_at, expires_at, message_id, correlation_id,
@@ -72,10 +77,16 @@ export class DeadLetters {
         AND id <= ? ORDER BY id LIMIT ${RETENTION_BATCH})`);
   }
 
-  /** The ids of the dead letters a redrive would move, oldest first. */
-  select(queue: string, max: number, cutoff: number): number[] {
+  /** The ids of the dead letters a redrive would move, oldest first (only among `only`, when given). */
+  select(queue: string, max: number, cutoff: number, only?: number[]): number[] {
     const limit = max > 0 ? max : -1;
-    return (this.candidates.all({ queue, cutoff, limit }) as { id: number }[]).map((r) => r.id);
+    const ids = (this.candidates.all({ queue, cutoff, limit: only ? -1 : limit }) as { id: number }[]).map(
+      (r) => r.id,
+    );
+    if (!only) return ids;
+    const wanted = new Set(only);
+    const picked = ids.filter((id) => wanted.has(id));
+    return max > 0 ? picked.slice(0, max) : picked;
   }
 
   /**

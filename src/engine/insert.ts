@@ -30,13 +30,17 @@ export class MessageInserter {
   private readonly insertRow;
   private readonly findDedup;
   private readonly upsertDedup;
+  private readonly findLive;
 
   constructor(db: SqliteDatabase) {
     this.insertRow = db.prepare(`
       INSERT INTO messages (queue, state, priority, visible_at, enqueued_at, expires_at, message_id, correlation_id,
-        reply_to, group_id, content_type, subject, properties, body)
+        reply_to, group_id, content_type, subject, properties, body, max_deliveries, lock_duration_ms, unique_key)
       VALUES (@queue, @state, @priority, @visibleAt, @now, @expiresAt, @messageId, @correlationId,
-        @replyTo, @groupId, @contentType, @subject, @propertiesJson, @body)`);
+        @replyTo, @groupId, @contentType, @subject, @propertiesJson, @body, @maxDeliveries, @lockDurationMs, @uniqueKey)`);
+    this.findLive = db.prepare(`
+      SELECT id FROM messages INDEXED BY idx_msg_unique_key
+      WHERE queue = ? AND unique_key = ? AND unique_key IS NOT NULL AND state IN ('active', 'locked', 'deferred', 'scheduled')`);
     this.findDedup = db.prepare(
       "SELECT request_hash, seq_number FROM dedup WHERE queue = ? AND key = ? AND seen_at > ?",
     );
@@ -48,6 +52,11 @@ export class MessageInserter {
 
   insert(queue: QueueRow, m: PreparedMessage, t: InsertTiming): InsertOutcome {
     if (queue.ordering_mode === "group_fifo" && m.groupId === null) throw new GroupRequiredError();
+    if (m.uniqueKey !== null) {
+      // A live message holds its key: the send answers with it (like a dedup hit).
+      const live = this.findLive.get(queue.name, m.uniqueKey) as { id: number } | undefined;
+      if (live) return { kind: "duplicate", seq: live.id };
+    }
     let dedupKey: string | undefined;
     let hash: string | undefined;
     if (queue.dedup_window_ms > 0) {
@@ -82,6 +91,9 @@ export class MessageInserter {
         subject: m.subject,
         propertiesJson: m.propertiesJson,
         body: m.body,
+        maxDeliveries: m.maxDeliveries,
+        lockDurationMs: m.lockDurationMs,
+        uniqueKey: m.uniqueKey,
       }).lastInsertRowid,
     );
     if (dedupKey !== undefined && hash !== undefined) {

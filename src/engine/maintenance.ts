@@ -6,6 +6,10 @@ import { MAX_DELIVERY_REASON } from "./settle.js";
 export interface MaintenanceResult {
   /** Queues that gained claimable messages. */
   activated: Set<string>;
+  /** Messages that reached a final state (wake `awaitSettled`). */
+  settled: number[];
+  /** Kept outcomes (completed, cancelled) whose retention lapsed. */
+  retainedDropped: number;
   requeued: number;
   deadLettered: number;
   scheduledActivated: number;
@@ -18,6 +22,8 @@ export interface MaintenanceResult {
 export function emptyResult(): MaintenanceResult {
   return {
     activated: new Set(),
+    settled: [],
+    retainedDropped: 0,
     requeued: 0,
     deadLettered: 0,
     scheduledActivated: 0,
@@ -47,23 +53,26 @@ export class Maintenance {
 
   constructor(private readonly db: SqliteDatabase) {
     this.deadLetters = new DeadLetters(db);
+    // A message's own delivery limit, when it has one, wins over its queue's.
+    const atLimit = `delivery_count >= CASE WHEN max_deliveries > 0 THEN max_deliveries
+      ELSE (SELECT max_delivery_count FROM queues q WHERE q.name = messages.queue) END`;
     this.reapLeases = db.prepare(`
       UPDATE messages SET
-        state = CASE WHEN delivery_count >= (SELECT max_delivery_count FROM queues q WHERE q.name = messages.queue)
-                     THEN 'dead_lettered' ELSE 'active' END,
-        dead_letter_reason = CASE WHEN delivery_count >= (SELECT max_delivery_count FROM queues q WHERE q.name = messages.queue)
-                     THEN '${MAX_DELIVERY_REASON}' ELSE dead_letter_reason END,
+        state = CASE WHEN ${atLimit} THEN 'dead_lettered' ELSE 'active' END,
+        dead_letter_reason = CASE WHEN ${atLimit} THEN '${MAX_DELIVERY_REASON}' ELSE dead_letter_reason END,
+        settled_at = CASE WHEN ${atLimit} THEN @now ELSE settled_at END,
         lock_token = NULL, locked_until = 0
-      WHERE state = 'locked' AND locked_until <= ?
-      RETURNING queue, state`);
+      WHERE state = 'locked' AND locked_until <= @now
+      RETURNING id, queue, state`);
     this.activateDue = db.prepare(
       "UPDATE messages SET state = 'active' WHERE state = 'scheduled' AND visible_at <= ? RETURNING queue",
     );
     this.nextDue = db.prepare("SELECT min(visible_at) AS due FROM messages WHERE state = 'scheduled'");
     const expired =
-      "expires_at > 0 AND expires_at <= @now AND state <> 'dead_lettered' AND state <> 'completed'";
+      "expires_at > 0 AND expires_at <= @now AND state <> 'dead_lettered' AND state <> 'completed' AND state <> 'cancelled'";
     this.expireToDlq = db.prepare(`
-      UPDATE messages SET state = 'dead_lettered', dead_letter_reason = 'TTLExpired', lock_token = NULL, locked_until = 0
+      UPDATE messages SET state = 'dead_lettered', dead_letter_reason = 'TTLExpired', settled_at = @now,
+        lock_token = NULL, locked_until = 0
       WHERE ${expired} AND queue IN (SELECT name FROM queues WHERE dead_letter_on_expire = 1)`);
     this.expireDelete = db.prepare(`
       DELETE FROM messages WHERE ${expired} AND queue IN (SELECT name FROM queues WHERE dead_letter_on_expire = 0)`);
@@ -75,12 +84,13 @@ export class Maintenance {
 
   /** Lapsed leases → active, or dead-lettered at the delivery limit. Also the crash recovery on open. */
   reap(now: number, out: MaintenanceResult): void {
-    for (const row of this.reapLeases.all(now) as { queue: string; state: string }[]) {
+    for (const row of this.reapLeases.all({ now }) as { id: number; queue: string; state: string }[]) {
       if (row.state === "active") {
         out.requeued++;
         out.activated.add(row.queue);
       } else {
         out.deadLettered++;
+        out.settled.push(row.id);
       }
     }
   }

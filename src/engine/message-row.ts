@@ -22,11 +22,13 @@ export interface MessageRow {
   body: Buffer;
   dead_letter_reason?: string | null;
   dead_letter_description?: string | null;
+  max_deliveries: number;
+  lock_duration_ms: number;
 }
 
 /** The column list delivered messages carry (claims, receive-deferred). */
 export const DELIVERY_COLUMNS =
-  "id, priority, locked_until, lock_token, delivery_count, enqueued_at, message_id, correlation_id, reply_to, group_id, content_type, subject, properties, body";
+  "id, priority, locked_until, lock_token, delivery_count, enqueued_at, message_id, correlation_id, reply_to, group_id, content_type, subject, properties, body, max_deliveries, lock_duration_ms";
 
 /** Every column `peek` shows. */
 export const PEEK_COLUMNS = `${DELIVERY_COLUMNS}, state, visible_at, expires_at, dead_letter_reason, dead_letter_description`;
@@ -51,6 +53,8 @@ export function deliveredMessage(row: MessageRow, withLock = true): Message {
   put(m, "subject", row.subject);
   if (row.properties) m.properties = JSON.parse(row.properties) as Record<string, string>;
   put(m, "priority", row.priority);
+  put(m, "maxDeliveryCount", row.max_deliveries);
+  put(m, "lockDurationMs", row.lock_duration_ms);
   put(m, "lockedUntil", row.locked_until);
   if (withLock) put(m, "lockToken", row.lock_token);
   return m;

@@ -1,6 +1,13 @@
 import { InvalidArgumentError, MessageTooLargeError } from "../contract/errors.js";
 import type { OutgoingMessage } from "../contract/types.js";
-import { integer } from "./validate.js";
+import { integer, MAX_DURATION_MS } from "./validate.js";
+
+/** A non-negative integer option of a message (absent → 0). */
+function nonNegativeInt(value: unknown, field: string, max: number): number {
+  const n = integer(value, field, 0, max);
+  if (n < 0) throw new InvalidArgumentError(`mqlite: ${field} must not be negative`);
+  return n;
+}
 
 /** A validated message ready to store: empty strings are NULL, properties are JSON or NULL. */
 export interface PreparedMessage {
@@ -15,6 +22,11 @@ export interface PreparedMessage {
   properties: Record<string, string> | undefined;
   propertiesJson: string | null;
   priority: number;
+  /** Per-message overrides (0 = the queue's). */
+  maxDeliveries: number;
+  lockDurationMs: number;
+  uniqueKey: string | null;
+  delayMs: number;
 }
 
 function text(value: unknown, field: string): string | null {
@@ -77,6 +89,10 @@ export function prepareMessages(
       properties,
       propertiesJson: properties ? JSON.stringify(properties) : null,
       priority: integer(m.priority, "priority", 0, 2 ** 31 - 1),
+      maxDeliveries: nonNegativeInt(m.maxDeliveryCount, "max_delivery_count", 1_000_000_000),
+      lockDurationMs: nonNegativeInt(m.lockDurationMs, "lock_duration_ms", MAX_DURATION_MS),
+      uniqueKey: text(m.uniqueKey, "unique_key"),
+      delayMs: nonNegativeInt(m.delayMs, "delay_ms", MAX_DURATION_MS),
     };
   });
 }

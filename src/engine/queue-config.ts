@@ -15,6 +15,8 @@ export interface QueueRow {
   dlq_max_age_ms: number;
   dlq_max_count: number;
   dlq_max_bytes: number;
+  /** 1 while paused (`pauseQueue`): nothing is claimed. */
+  paused: number;
   created_at: number;
   updated_at: number;
 }
@@ -75,5 +77,6 @@ export function queueInfoFromRow(row: QueueRow): QueueInfo {
     dlqMaxAgeMs: row.dlq_max_age_ms,
     dlqMaxCount: row.dlq_max_count,
     dlqMaxBytes: row.dlq_max_bytes,
+    ...(row.paused ? { paused: true } : {}),
   };
 }

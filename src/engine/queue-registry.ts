@@ -14,6 +14,7 @@ export class QueueRegistry {
   private readonly selectAll;
   private readonly upsertRow;
   private readonly deleteRow;
+  private readonly pausedRow;
   private readonly isTopic;
 
   constructor(readonly db: SqliteDatabase) {
@@ -31,6 +32,7 @@ export class QueueRegistry {
         dlq_max_age_ms = excluded.dlq_max_age_ms, dlq_max_count = excluded.dlq_max_count,
         dlq_max_bytes = excluded.dlq_max_bytes, updated_at = excluded.updated_at`);
     this.deleteRow = db.prepare("DELETE FROM queues WHERE name = ?");
+    this.pausedRow = db.prepare("UPDATE queues SET paused = ?, updated_at = ? WHERE name = ?");
     this.isTopic = db.prepare("SELECT 1 FROM subscriptions WHERE topic = ? LIMIT 1");
   }
 
@@ -91,6 +93,14 @@ export class QueueRegistry {
   delete(name: string): boolean {
     this.cache.delete(name);
     return this.deleteRow.run(name).changes > 0;
+  }
+
+  /** Pauses or resumes a queue (inside a write); `NotFoundError` for an unknown one. */
+  setPaused(name: string, paused: boolean): void {
+    if (this.pausedRow.run(paused ? 1 : 0, Date.now(), name).changes === 0) {
+      throw new NotFoundError("mqlite: queue not found");
+    }
+    this.cache.delete(name);
   }
 
   /** Forgets every cached row (another connection may have changed them). */

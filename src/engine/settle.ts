@@ -11,6 +11,9 @@ const FENCE =
 export const DEFAULT_REJECT_REASON = "AppRequested";
 export const MAX_DELIVERY_REASON = "MaxDeliveryCountExceeded";
 
+/** A message's own delivery limit when it has one, else the queue's (`@max`). */
+export const EFFECTIVE_MAX = "(CASE WHEN max_deliveries > 0 THEN max_deliveries ELSE @max END)";
+
 /** What a settlement did, for the caller's after-commit notifications. */
 export interface SettleEffect {
   /** The message became claimable now (wake waiters). */
@@ -19,6 +22,14 @@ export interface SettleEffect {
   scheduledFor?: number;
   /** A row was deleted by Complete (count it). */
   completed?: boolean;
+  /** The message reached a final state (wake `awaitSettled`). */
+  settled?: boolean;
+}
+
+/** What `complete` keeps: the message stays `completed` with its result for `retainMs`. */
+export interface KeepOptions {
+  retainMs: number;
+  result: Buffer | null;
 }
 
 /**
@@ -28,7 +39,9 @@ export interface SettleEffect {
 export class Settler {
   private readonly receipts: Receipts;
   private readonly completeRow;
+  private readonly keepRow;
   private readonly abandonRow;
+  private readonly releaseRow;
   private readonly rejectRow;
   private readonly deferRow;
   private readonly renewRow;
@@ -37,23 +50,38 @@ export class Settler {
   constructor(db: SqliteDatabase) {
     this.receipts = new Receipts(db);
     this.completeRow = db.prepare(`DELETE FROM messages WHERE ${FENCE}`);
+    this.keepRow = db.prepare(`
+      UPDATE messages SET state = 'completed', result = @result, expires_at = @now + @retain, settled_at = @now,
+        lock_token = NULL, locked_until = 0
+      WHERE ${FENCE}`);
+    const dead = `delivery_count >= ${EFFECTIVE_MAX}`;
     this.abandonRow = db.prepare(`
       UPDATE messages SET
-        state = CASE WHEN delivery_count >= @max THEN 'dead_lettered' WHEN @delay > 0 THEN 'scheduled' ELSE 'active' END,
-        visible_at = CASE WHEN delivery_count >= @max THEN visible_at WHEN @delay > 0 THEN @now + @delay ELSE @now END,
-        dead_letter_reason = CASE WHEN delivery_count >= @max THEN '${MAX_DELIVERY_REASON}' ELSE dead_letter_reason END,
+        state = CASE WHEN ${dead} THEN 'dead_lettered' WHEN @delay > 0 THEN 'scheduled' ELSE 'active' END,
+        visible_at = CASE WHEN ${dead} THEN visible_at WHEN @delay > 0 THEN @now + @delay ELSE @now END,
+        dead_letter_reason = CASE WHEN ${dead} THEN '${MAX_DELIVERY_REASON}' ELSE dead_letter_reason END,
+        settled_at = CASE WHEN ${dead} THEN @now ELSE settled_at END,
         lock_token = NULL, locked_until = 0
+      WHERE ${FENCE}
+      RETURNING state, visible_at`);
+    // Gives the delivery back: the message was claimed but never processed.
+    this.releaseRow = db.prepare(`
+      UPDATE messages SET
+        state = CASE WHEN @delay > 0 THEN 'scheduled' ELSE 'active' END,
+        visible_at = CASE WHEN @delay > 0 THEN @now + @delay ELSE @now END,
+        delivery_count = max(delivery_count - 1, 0), lock_token = NULL, locked_until = 0
       WHERE ${FENCE}
       RETURNING state, visible_at`);
     this.rejectRow = db.prepare(`
       UPDATE messages SET state = 'dead_lettered', dead_letter_reason = @reason, dead_letter_description = @description,
-        lock_token = NULL, locked_until = 0
+        settled_at = @now, lock_token = NULL, locked_until = 0
       WHERE ${FENCE}`);
     this.deferRow = db.prepare(
       `UPDATE messages SET state = 'deferred', lock_token = NULL, locked_until = 0 WHERE ${FENCE}`,
     );
     this.renewRow = db.prepare(`
-      UPDATE messages SET locked_until = max(locked_until, @now + @lock) WHERE ${FENCE} RETURNING locked_until`);
+      UPDATE messages SET locked_until = max(locked_until, @now + CASE WHEN lock_duration_ms > 0 THEN lock_duration_ms ELSE @lock END)
+      WHERE ${FENCE} RETURNING locked_until, cancel_requested`);
     this.cancelRow = db.prepare(
       "DELETE FROM messages WHERE id = ? AND queue = ? AND state = 'scheduled' AND delivery_count = 0",
     );
@@ -78,22 +106,25 @@ export class Settler {
     throw new LockLostError();
   }
 
-  complete(queue: string, seq: number, token: string, now: number): SettleEffect {
-    return this.fenced(queue, seq, token, now, "completed", "", () =>
-      this.completeRow.run({ seq, queue, token, now }).changes > 0 ? { completed: true } : undefined,
-    );
+  complete(queue: string, seq: number, token: string, now: number, keep?: KeepOptions): SettleEffect {
+    return this.fenced(queue, seq, token, now, "completed", "", () => {
+      const changed = keep
+        ? this.keepRow.run({ seq, queue, token, now, retain: keep.retainMs, result: keep.result }).changes
+        : this.completeRow.run({ seq, queue, token, now }).changes;
+      return changed > 0 ? { completed: true, settled: true } : undefined;
+    });
   }
 
   completeBatch(
     queue: string,
-    items: LockRef[],
+    items: (LockRef & { keep?: KeepOptions })[],
     now: number,
   ): { results: CompleteResult[]; completed: number } {
     let completed = 0;
-    const results = items.map(({ seqNumber, lockToken }) => {
+    const results = items.map(({ seqNumber, lockToken, keep }) => {
       if (!lockToken) return { seqNumber, ok: false };
       try {
-        if (this.complete(queue, seqNumber, lockToken, now).completed) completed++;
+        if (this.complete(queue, seqNumber, lockToken, now, keep).completed) completed++;
         return { seqNumber, ok: true };
       } catch (err) {
         if (err instanceof LockLostError) return { seqNumber, ok: false };
@@ -111,16 +142,20 @@ export class Settler {
     token: string,
     delay: number,
     now: number,
+    countDelivery = true,
   ): SettleEffect {
-    return this.fenced(queue, seq, token, now, "abandoned", receiptArgs(delay), () => {
+    const args = countDelivery ? receiptArgs(delay) : receiptArgs(delay, "released");
+    return this.fenced(queue, seq, token, now, "abandoned", args, () => {
       if (!q) return undefined;
-      const row = this.abandonRow.get({ seq, queue, token, now, delay, max: q.max_delivery_count }) as
-        | { state: string; visible_at: number }
-        | undefined;
+      const row = (
+        countDelivery
+          ? this.abandonRow.get({ seq, queue, token, now, delay, max: q.max_delivery_count })
+          : this.releaseRow.get({ seq, queue, token, now, delay })
+      ) as { state: string; visible_at: number } | undefined;
       if (!row) return undefined;
       if (row.state === "active") return { activated: true };
       if (row.state === "scheduled") return { scheduledFor: row.visible_at };
-      return {};
+      return { settled: true };
     });
   }
 
@@ -136,7 +171,7 @@ export class Settler {
     return this.fenced(queue, seq, token, now, "dead_lettered", receiptArgs(why, description), () =>
       this.rejectRow.run({ seq, queue, token, now, reason: why, description: description || null }).changes >
       0
-        ? {}
+        ? { settled: true }
         : undefined,
     );
   }
@@ -166,10 +201,11 @@ export class Settler {
         token: lockToken,
         now,
         lock: q.lock_duration_ms,
-      }) as { locked_until: number } | undefined;
-      return row && row.locked_until > now
-        ? { seqNumber, ok: true, lockedUntil: row.locked_until }
-        : { seqNumber, ok: false };
+      }) as { locked_until: number; cancel_requested: number } | undefined;
+      if (!row || row.locked_until <= now) return { seqNumber, ok: false };
+      const out: RenewResult = { seqNumber, ok: true, lockedUntil: row.locked_until };
+      if (row.cancel_requested) out.cancelRequested = true;
+      return out;
     });
   }
 

@@ -8,8 +8,22 @@ import {
   NotFoundError,
 } from "../contract/errors.js";
 import type {
+  AttemptError,
+  BrowseOptions,
+  CancelMessageOptions,
+  CancelOutcome,
+  DeleteSettledOptions,
+  HeartbeatResult,
+  MessageRecord,
+  ReceiveAnyOptions,
+  WorkerInfo,
+  WorkerRecord,
+} from "../contract/job-service.js";
+import type {
   AbandonOptions,
   BrokerStatus,
+  CompleteItem,
+  CompleteOptions,
   CompleteResult,
   FilterSample,
   LockRef,
@@ -39,19 +53,25 @@ import type { SyncMode } from "../store/sync-mode.js";
 import { type WriteContext, Writer } from "../store/writer.js";
 import { VERSION } from "../version.js";
 import { Claimer, RECEIVE_BODY_BUDGET } from "./claim.js";
+import { ClaimGates, validateGates } from "./claim-gates.js";
 import { type DlqBounds, NO_DLQ_BOUNDS } from "./dead-letters.js";
 import { compileFilter, filterMessage, testFilter } from "./filters.js";
 import { MessageInserter } from "./insert.js";
+import { Locks } from "./locks.js";
 import { type Logger, stderrLogger } from "./logger.js";
 import { Loops } from "./loops.js";
 import { emptyResult, Maintenance, type MaintenanceResult } from "./maintenance.js";
+import { MessageRecords } from "./message-records.js";
 import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "./message-row.js";
 import { type PreparedMessage, prepareMessages } from "./outgoing.js";
 import { QueueRegistry } from "./queue-registry.js";
-import { type SettleEffect, Settler } from "./settle.js";
+import { MultiReceiver } from "./receive-any.js";
+import { type KeepOptions, type SettleEffect, Settler } from "./settle.js";
 import { Subscriptions, type Target } from "./subscriptions.js";
 import { clampCount, integer, nonNegative, nonNegativeDuration, requireName, seqNumber } from "./validate.js";
+import { waitAny } from "./wait-any.js";
 import { Waiters } from "./waiters.js";
+import { DEFAULT_WORKER_STALE_MS, Workers } from "./workers.js";
 
 /** Options of `openBroker`. */
 export interface SqliteBrokerOptions {
@@ -87,6 +107,8 @@ const MAX_WAIT_MS = 20_000;
 const MAX_PEEK = 1000;
 const DEFAULT_PEEK = 32;
 const MAX_RENEW_BATCH = 512;
+/** `awaitSettled` re-checks at least this often (in-process reaper and TTL settlements do not notify). */
+const SETTLED_RECHECK_MS = 1000;
 
 /** The outcome of sending one batch: a seq per message, 0 for none. */
 interface SendOutcome {
@@ -122,7 +144,15 @@ export class SqliteBroker implements Broker {
   private readonly completedCounts = new Map<string, number>();
   private readonly statsRows;
   private readonly peekRows;
+  private readonly backingOffRows;
   private readonly clearQueueAux;
+  private readonly records: MessageRecords;
+  private readonly gates: ClaimGates;
+  private readonly workers: Workers;
+  private readonly locks: Locks;
+  private readonly multiReceiver: MultiReceiver;
+  /** Wake-ups of `awaitSettled`, keyed by sequence number. */
+  private readonly settledWaiters: Waiters;
 
   constructor(path: string, options: SqliteBrokerOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -149,9 +179,25 @@ export class SqliteBroker implements Broker {
     this.maintenance = new Maintenance(this.db);
     this.writer = new Writer(this.db, () => this.checkExternalChange());
     this.waiters = new Waiters(() => this.checkExternalChange());
+    this.settledWaiters = new Waiters(() => this.checkExternalChange());
+    this.records = new MessageRecords(this.db);
+    this.gates = new ClaimGates(this.db);
+    this.workers = new Workers(this.db);
+    this.locks = new Locks(this.db);
+    this.multiReceiver = new MultiReceiver({
+      clock: this.clock,
+      write: (fn, signal) => this.write(fn, signal),
+      queues: this.queues,
+      claimer: this.claimer,
+      gates: this.gates,
+      waiters: this.waiters,
+    });
     this.statsRows = this.db.prepare(`
       SELECT state, count(*) AS n, min(CASE WHEN state IN ('active', 'locked') THEN enqueued_at END) AS oldest
       FROM messages WHERE queue = ? GROUP BY state`);
+    this.backingOffRows = this.db.prepare(
+      "SELECT count(*) AS n FROM messages WHERE queue = ? AND state = 'scheduled' AND delivery_count > 0",
+    );
     this.peekRows = this.db.prepare(
       `SELECT ${PEEK_COLUMNS} FROM messages WHERE queue = ? AND state = ? AND id >= ? ORDER BY id LIMIT ?`,
     );
@@ -179,6 +225,9 @@ export class SqliteBroker implements Broker {
     this.lastDataVersion = v;
     this.queues.invalidate();
     this.subscriptions.invalidate();
+    // Whoever notices the change wakes the long-polls: a write noticing it first must not swallow it.
+    this.waiters?.notifyAll();
+    this.settledWaiters?.notifyAll();
     return true;
   }
 
@@ -249,9 +298,13 @@ export class SqliteBroker implements Broker {
         deferred: 0,
         scheduled: 0,
         deadLettered: 0,
+        completed: 0,
+        cancelled: 0,
+        backingOff: 0,
         total: 0,
         oldestMessageAgeMs: 0,
       };
+      s.backingOff = (this.backingOffRows.get(queue) as { n: number }).n;
       let oldest: number | null = null;
       for (const r of this.statsRows.all(queue) as { state: string; n: number; oldest: number | null }[]) {
         s.total += r.n;
@@ -338,7 +391,11 @@ export class SqliteBroker implements Broker {
         : [name];
       for (const qName of queueNames) {
         const q = this.queues.require(qName);
-        const r = this.inserter.insert(q, m, timing);
+        const r = this.inserter.insert(
+          q,
+          m,
+          m.delayMs > 0 ? { ...timing, visibleAt: Math.max(visibleAt, now + m.delayMs) } : timing,
+        );
         if (r.kind === "conflict") {
           conflict = true;
           continue;
@@ -446,22 +503,48 @@ export class SqliteBroker implements Broker {
     );
   }
 
-  complete(queue: string, seq: number, lockToken: string): Promise<void> {
+  complete(queue: string, seq: number, lockToken: string, options?: CompleteOptions): Promise<void> {
+    let keep: KeepOptions | undefined;
+    try {
+      keep = keepOptions(options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return this.write((ctx, now) => {
-      const effect = this.settler.complete(queue, seqNumber(seq), lockToken, now);
+      const s = seqNumber(seq);
+      const effect = this.settler.complete(queue, s, lockToken, now, keep);
       if (effect.completed) this.countCompleted(ctx, queue, 1);
+      if (effect.settled) this.notifySettled(ctx, [s]);
     });
   }
 
-  completeBatch(queue: string, items: LockRef[]): Promise<CompleteResult[]> {
+  completeBatch(queue: string, items: CompleteItem[]): Promise<CompleteResult[]> {
+    let prepared: (LockRef & { keep?: KeepOptions })[];
+    try {
+      prepared = items.map((i) => ({
+        seqNumber: seqNumber(i.seqNumber),
+        lockToken: i.lockToken,
+        keep: keepOptions(i),
+      }));
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return this.write((ctx, now) => {
-      const { results, completed } = this.settler.completeBatch(
-        queue,
-        items.map((i) => ({ seqNumber: seqNumber(i.seqNumber), lockToken: i.lockToken })),
-        now,
-      );
+      const { results, completed } = this.settler.completeBatch(queue, prepared, now);
       this.countCompleted(ctx, queue, completed);
+      this.notifySettled(
+        ctx,
+        results.filter((r) => r.ok).map((r) => r.seqNumber),
+      );
       return results;
+    });
+  }
+
+  /** Wakes `awaitSettled` for these messages once the transaction commits. */
+  private notifySettled(ctx: WriteContext, seqs: number[]): void {
+    if (seqs.length === 0) return;
+    ctx.afterCommit(() => {
+      for (const s of seqs) this.settledWaiters.notify(String(s));
     });
   }
 
@@ -473,28 +556,35 @@ export class SqliteBroker implements Broker {
       return Promise.reject(err);
     }
     return this.write((ctx, now) => {
+      const s = seqNumber(seq);
+      if (options.error) this.records.recordError(queue, s, lockToken, options.error, now);
       const effect = this.settler.abandon(
         this.queues.get(queue),
         queue,
-        seqNumber(seq),
+        s,
         lockToken,
         delay,
         now,
+        options.countDelivery !== false,
       );
       this.notifyAfter(ctx, effect, queue);
+      if (effect.settled) this.notifySettled(ctx, [s]);
     });
   }
 
   reject(queue: string, seq: number, lockToken: string, options: RejectOptions = {}): Promise<void> {
-    return this.write((_ctx, now) => {
-      this.settler.reject(
+    return this.write((ctx, now) => {
+      const s = seqNumber(seq);
+      if (options.error) this.records.recordError(queue, s, lockToken, options.error, now);
+      const effect = this.settler.reject(
         queue,
-        seqNumber(seq),
+        s,
         lockToken,
         options.reason ?? "",
         options.description ?? "",
         now,
       );
+      if (effect.settled) this.notifySettled(ctx, [s]);
     });
   }
 
@@ -566,7 +656,12 @@ export class SqliteBroker implements Broker {
       this.write((ctx, now) => {
         this.queues.require(queue);
         if (target !== undefined) this.queues.require(target);
-        const ids = this.maintenance.deadLetters.select(queue, limit, olderThan > 0 ? now - olderThan : 0);
+        const ids = this.maintenance.deadLetters.select(
+          queue,
+          limit,
+          olderThan > 0 ? now - olderThan : 0,
+          options.seqNumbers,
+        );
         const moved = this.maintenance.deadLetters.redrive(ids, target, now);
         if (moved > 0) ctx.afterCommit(() => this.waiters.notify(target ?? queue));
         return moved;
@@ -643,6 +738,143 @@ export class SqliteBroker implements Broker {
     return this.read(() => testFilter(filter, sample, this.clock.now(), this.maxMessageBytes));
   }
 
+  // --- the job face's capabilities (JobService) ------------------------------------------------
+
+  pauseQueue(name: string): Promise<void> {
+    return this.write(() => this.queues.setPaused(name, true));
+  }
+
+  resumeQueue(name: string): Promise<void> {
+    return this.write((ctx) => {
+      this.queues.setPaused(name, false);
+      ctx.afterCommit(() => this.waiters.notify(name));
+    });
+  }
+
+  receiveAny(queues: string[], options: ReceiveAnyOptions = {}): Promise<Message[]> {
+    try {
+      if (!Array.isArray(queues)) throw new InvalidArgumentError("mqlite: queues must be a list");
+      for (const q of queues) requireName(q, "queue");
+      validateGates(options.gates);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.multiReceiver.receive({
+      queues: [...new Set(queues)],
+      max: clampCount(options.maxMessages, 1, MAX_RECEIVE),
+      waitMs: Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS),
+      gates: options.gates ?? [],
+      signal: options.signal,
+    });
+  }
+
+  cancelMessage(queue: string, seq: number, options: CancelMessageOptions = {}): Promise<CancelOutcome> {
+    let retain: number;
+    try {
+      retain = nonNegativeDuration(options.retainMs, "retain_ms");
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.write((ctx, now) => {
+      const s = seqNumber(seq);
+      const outcome = this.records.cancel(queue, s, options.lockToken, retain, now);
+      if (outcome === "cancelled") this.notifySettled(ctx, [s]);
+      return outcome;
+    });
+  }
+
+  setProgress(queue: string, seq: number, lockToken: string, progress: number): Promise<void> {
+    let p: number;
+    try {
+      p = integer(progress, "progress");
+      if (p < 0 || p > 100) throw new InvalidArgumentError("mqlite: progress must be within 0..100");
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.write((_ctx, now) => this.records.setProgress(queue, seqNumber(seq), lockToken, p, now));
+  }
+
+  getMessages(seqNumbers: number[]): Promise<MessageRecord[]> {
+    return this.read(() => this.records.get(seqNumbers.map(seqNumber)));
+  }
+
+  browse(options: BrowseOptions = {}): Promise<MessageRecord[]> {
+    return this.read(() => this.records.browse(options));
+  }
+
+  messageErrors(seq: number): Promise<AttemptError[]> {
+    return this.read(() => this.records.errors(seqNumber(seq)));
+  }
+
+  async awaitSettled(
+    seqNumbers: number[],
+    options: { waitMs?: number; signal?: AbortSignal } = {},
+  ): Promise<number[]> {
+    const seqs = seqNumbers.map(seqNumber);
+    const wait = Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS);
+    const deadline = this.clock.now() + wait;
+    for (;;) {
+      const waiter = waitAny(
+        this.settledWaiters,
+        seqs.map(String),
+        Math.min(deadline, this.clock.now() + SETTLED_RECHECK_MS),
+        this.clock.now(),
+        options.signal,
+      );
+      let settled: number[];
+      try {
+        settled = await this.read(() => this.records.settled(seqs));
+      } catch (err) {
+        waiter.cancel();
+        throw err;
+      }
+      if (settled.length > 0 || this.clock.now() >= deadline || options.signal?.aborted) {
+        waiter.cancel();
+        return settled;
+      }
+      await waiter.woken;
+    }
+  }
+
+  deleteSettled(queue: string, options: DeleteSettledOptions = {}): Promise<number> {
+    return this.write((_ctx, now) => this.records.deleteSettled(queue, options, now));
+  }
+
+  heartbeat(worker: WorkerInfo, options: { staleAfterMs?: number } = {}): Promise<HeartbeatResult> {
+    try {
+      requireName(worker?.workerId, "worker");
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const stale =
+      options.staleAfterMs && options.staleAfterMs > 0 ? options.staleAfterMs : DEFAULT_WORKER_STALE_MS;
+    return this.write((_ctx, now) => this.workers.heartbeat(worker, stale, now));
+  }
+
+  listWorkers(): Promise<WorkerRecord[]> {
+    return this.read(() => this.workers.list());
+  }
+
+  removeWorker(workerId: string): Promise<boolean> {
+    return this.write(() => this.workers.delete(workerId));
+  }
+
+  acquireLock(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    try {
+      requireName(name, "lock");
+      requireName(owner, "lock owner");
+      if (nonNegativeDuration(ttlMs, "ttl_ms") === 0)
+        throw new InvalidArgumentError("mqlite: ttl_ms must be positive");
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.write((_ctx, now) => this.locks.acquire(name, owner, ttlMs, now));
+  }
+
+  releaseLock(name: string, owner: string): Promise<boolean> {
+    return this.write((_ctx, now) => this.locks.release(name, owner, now));
+  }
+
   // --- the broker -------------------------------------------------------------------------------
 
   status(): Promise<BrokerStatus> {
@@ -703,14 +935,18 @@ export class SqliteBroker implements Broker {
       const out = emptyResult();
       if (step === "reap") this.maintenance.reap(now, out);
       else if (step === "schedule") this.maintenance.schedule(now, out);
-      else if (step === "expire") this.maintenance.expire(now, out);
-      else if (step === "janitor") this.maintenance.janitor(now, out);
+      else if (step === "expire") {
+        this.maintenance.expire(now, out);
+        out.retainedDropped += this.records.sweepRetained(now);
+        this.locks.sweep(now);
+      } else if (step === "janitor") this.maintenance.janitor(now, out);
       else this.maintenance.retention(this.dlqBounds, now, out);
       if (out.activated.size > 0) {
         ctx.afterCommit(() => {
           for (const q of out.activated) this.waiters.notify(q);
         });
       }
+      this.notifySettled(ctx, out.settled);
       return out;
     });
   }
@@ -720,6 +956,7 @@ export class SqliteBroker implements Broker {
       this.closing = (async () => {
         this.loops.stop();
         this.waiters.close();
+        this.settledWaiters.close();
         await this.writer.close();
         this.db.close();
       })();
@@ -737,4 +974,15 @@ function mergeResult(into: MaintenanceResult, from: MaintenanceResult): void {
   into.dedupDropped += from.dedupDropped;
   into.auxDropped += from.auxDropped;
   into.retentionDropped += from.retentionDropped;
+  into.retainedDropped += from.retainedDropped;
+  into.settled.push(...from.settled);
+}
+
+/** Validates `complete`'s options: what to keep, if anything. */
+function keepOptions(options: CompleteOptions | undefined): KeepOptions | undefined {
+  const retainMs = nonNegativeDuration(options?.retainMs, "retain_ms");
+  if (retainMs === 0) return undefined;
+  const r = options?.result;
+  const result = r === undefined || r === null ? null : Buffer.from(r.buffer, r.byteOffset, r.byteLength);
+  return { retainMs, result };
 }

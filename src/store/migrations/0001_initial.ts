@@ -29,7 +29,7 @@ CREATE TABLE queues (
 CREATE TABLE messages (
   id                      INTEGER PRIMARY KEY AUTOINCREMENT,
   queue                   TEXT NOT NULL REFERENCES queues(name) ON DELETE CASCADE,
-  state                   TEXT NOT NULL CHECK (state IN ('active', 'locked', 'deferred', 'scheduled', 'completed', 'dead_lettered')),
+  state                   TEXT NOT NULL CHECK (state IN ('active', 'locked', 'deferred', 'scheduled', 'completed', 'cancelled', 'dead_lettered')),
   priority                INTEGER NOT NULL DEFAULT 0,
   visible_at              INTEGER NOT NULL DEFAULT 0,
   locked_until            INTEGER NOT NULL DEFAULT 0,

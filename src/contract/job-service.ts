@@ -1,0 +1,183 @@
+import type { Message, MessageState, ReceiveOptions } from "./types.js";
+
+/**
+ * The engine capabilities the job face is built on, part of every `Broker` (embedded, remote or
+ * PostgreSQL). They are generic: a job is a message, and each of these works for any message.
+ */
+
+/**
+ * A claim gate: holds back messages of one subject while a cap is reached, without delivering them
+ * (their delivery count is untouched). Used for per-task concurrency caps and rate limits.
+ */
+export interface ClaimGate {
+  /** The messages it applies to: those whose `subject` is this. */
+  subject: string;
+  /** At most this many locked messages with this subject, across every queue and every consumer. */
+  maxLocked?: number;
+  /**
+   * A token bucket shared by every consumer, keyed by the subject: at most `limit` claims per
+   * `intervalMs`, with bursts of up to `limit`.
+   */
+  rate?: { limit: number; intervalMs: number };
+}
+
+/** Options of `receiveAny`. */
+export interface ReceiveAnyOptions extends Omit<ReceiveOptions, "attemptId" | "mode"> {
+  /** Claim gates applied to this claim. */
+  gates?: ClaimGate[];
+}
+
+/** Options of `cancelMessage`. */
+export interface CancelMessageOptions {
+  /**
+   * The lock token of a locked message: its holder settles it as `cancelled` (fenced like any
+   * settlement). Without it, a locked message only gets a cancel request.
+   */
+  lockToken?: string;
+  /** Keep the cancelled message this long (ms) before the background sweep deletes it (0: until the next sweep). */
+  retainMs?: number;
+}
+
+/**
+ * What `cancelMessage` did: `cancelled` (the message will never be delivered again), `requested`
+ * (it is locked: its holder sees `cancelRequested` on its next renewal) or `none` (it is already
+ * settled, or does not exist).
+ */
+export type CancelOutcome = "cancelled" | "requested" | "none";
+
+/** A stored message with everything the store knows of it (`getMessages`, `browse`). */
+export interface MessageRecord extends Message {
+  queue: string;
+  state: MessageState;
+  /** When the current (or last) delivery was claimed. */
+  deliveredAt?: number;
+  /** When it reached `completed`, `cancelled` or `dead_lettered`. */
+  settledAt?: number;
+  /** The outcome kept by `complete` with a retention. */
+  result?: Buffer;
+  /** 0..100, as last reported by the holder (`setProgress`). */
+  progress?: number;
+  uniqueKey?: string;
+  cancelRequested?: boolean;
+  /** How many times it was moved back from the dead-letter queue. */
+  redriveCount?: number;
+  /** The error of the latest failed delivery (see `messageErrors`). */
+  lastError?: string;
+}
+
+/** Options of `browse`. */
+export interface BrowseOptions {
+  /** Only these queues (default: every queue). */
+  queues?: string[];
+  /** Only these states (default: every state). */
+  states?: MessageState[];
+  /**
+   * `true`: only scheduled messages that were delivered before (backing off after a failure);
+   * `false`: leaves those out. Absent: no such filter.
+   */
+  backingOff?: boolean;
+  /** Only messages with this subject. */
+  subject?: string;
+  /** Only messages settled before this instant (epoch ms). */
+  settledBefore?: number;
+  /** 1..1000, default 100. */
+  limit?: number;
+  offset?: number;
+  /** Order: `newest` first (default) by sequence, or `settled` (latest settled first). */
+  order?: "newest" | "settled";
+}
+
+/** One failed delivery of a message. */
+export interface AttemptError {
+  seqNumber: number;
+  /** The delivery count of the failed delivery (1 = first). */
+  attempt: number;
+  error: string;
+  failedAt: number;
+}
+
+/** Options of `deleteSettled`. */
+export interface DeleteSettledOptions {
+  /** Which final states (default: all three). */
+  states?: MessageState[];
+  /** Only those settled more than this long ago. */
+  olderThanMs?: number;
+  /** Only these messages. */
+  seqNumbers?: number[];
+}
+
+/** A worker process as it announces itself in its heartbeats. */
+export interface WorkerInfo {
+  workerId: string;
+  queues: string[];
+  status: "active" | "draining";
+  hostname?: string;
+  pid?: number;
+  concurrency?: number;
+  /** Free-form details (namespace, SDK version, tags…). */
+  details?: Record<string, string>;
+}
+
+/** A worker as `listWorkers` reports it. */
+export interface WorkerRecord extends WorkerInfo {
+  startedAt: number;
+  lastHeartbeat: number;
+}
+
+/** What a heartbeat did. */
+export interface HeartbeatResult {
+  /** True on the first heartbeat of this worker id (it was not registered). */
+  registered: boolean;
+  /** Workers this heartbeat removed for not heartbeating within `staleAfterMs`; each is reported once. */
+  reaped: WorkerRecord[];
+}
+
+/** The job face's engine capabilities (see the file comment). Every method is async. */
+export interface JobService {
+  /** Pauses a queue: its messages stay, nothing is claimed from it until `resumeQueue`. Idempotent. */
+  pauseQueue(name: string): Promise<void>;
+  /** Resumes a paused queue (and wakes its long-polls). Idempotent. */
+  resumeQueue(name: string): Promise<void>;
+  /**
+   * Claims up to `maxMessages` peek-lock deliveries from `queues`, taken in the order given (a
+   * later queue only fills what the earlier left), long-polling on all of them. Every message
+   * carries its `queue`. Unknown queues are treated as empty; gates hold back gated subjects.
+   */
+  receiveAny(queues: string[], options?: ReceiveAnyOptions): Promise<Message[]>;
+  /**
+   * Cancels a message that is waiting (active, scheduled or deferred): it becomes `cancelled`.
+   * A locked message gets a cancel request (or, given its lock token, is settled as cancelled).
+   */
+  cancelMessage(queue: string, seqNumber: number, options?: CancelMessageOptions): Promise<CancelOutcome>;
+  /** Records the lock holder's progress (0..100) on a locked message. */
+  setProgress(queue: string, seqNumber: number, lockToken: string, progress: number): Promise<void>;
+  /** The messages with these sequence numbers, whatever their queue and state (unknown ones are left out). */
+  getMessages(seqNumbers: number[]): Promise<MessageRecord[]>;
+  /** Lists stored messages across queues (default newest first). */
+  browse(options?: BrowseOptions): Promise<MessageRecord[]>;
+  /** Every failed delivery of a message (the errors given to abandon and reject), oldest first. */
+  messageErrors(seqNumber: number): Promise<AttemptError[]>;
+  /**
+   * Waits until one of the messages is settled (completed, cancelled, dead-lettered or deleted), at
+   * most `waitMs` (clamped to 0..20000). Returns the settled ones (empty at the deadline).
+   */
+  awaitSettled(seqNumbers: number[], options?: { waitMs?: number; signal?: AbortSignal }): Promise<number[]>;
+  /** Deletes settled messages of a queue. Returns how many. */
+  deleteSettled(queue: string, options?: DeleteSettledOptions): Promise<number>;
+  /**
+   * Records a worker's heartbeat (registering it on the first), and removes workers whose last
+   * heartbeat is older than `staleAfterMs` (default 30000), reporting each removal to one caller.
+   */
+  heartbeat(worker: WorkerInfo, options?: { staleAfterMs?: number }): Promise<HeartbeatResult>;
+  /** Every registered worker, by id. */
+  listWorkers(): Promise<WorkerRecord[]>;
+  /** Unregisters a worker. Returns whether it was registered. */
+  removeWorker(workerId: string): Promise<boolean>;
+  /**
+   * Takes (or renews, for the same owner) a named lease for `ttlMs`. Returns false while another
+   * owner holds it unexpired.
+   */
+  acquireLock(name: string, owner: string, ttlMs: number): Promise<boolean>;
+  /** Releases a lease held by `owner`. Returns whether it held it. */
+  releaseLock(name: string, owner: string): Promise<boolean>;
+}

@@ -1,0 +1,86 @@
+import type { ClaimGate } from "../contract/job-service.js";
+import type { Message } from "../contract/types.js";
+import type { Clock } from "../store/clock.js";
+import type { WriteContext } from "../store/writer.js";
+import type { Claimer } from "./claim.js";
+import type { ClaimGates } from "./claim-gates.js";
+import type { QueueRegistry } from "./queue-registry.js";
+import { waitAny } from "./wait-any.js";
+import type { Waiters } from "./waiters.js";
+
+export interface ReceiveAnyDeps {
+  clock: Clock;
+  write<T>(fn: (ctx: WriteContext, now: number) => T, signal?: AbortSignal): Promise<T>;
+  queues: QueueRegistry;
+  claimer: Claimer;
+  gates: ClaimGates;
+  /** The per-queue long-poll wake-ups (notified by every send in-process). */
+  waiters: Waiters;
+}
+
+export interface ReceiveAnyRequest {
+  queues: string[];
+  max: number;
+  waitMs: number;
+  gates: ClaimGate[];
+  signal: AbortSignal | undefined;
+}
+
+interface ClaimOutcome {
+  messages: Message[];
+  /** When a gate-held subject may become claimable (the long-poll re-checks then). */
+  retryAt: number | undefined;
+}
+
+/**
+ * `receiveAny`: one claim transaction across several queues (in the order given), then a long-poll
+ * on all of them. Gates make a claim skip held-back subjects; a long-poll that gates cut short is
+ * re-checked when a token is due (rate) or shortly (concurrency caps).
+ */
+export class MultiReceiver {
+  constructor(private readonly deps: ReceiveAnyDeps) {}
+
+  async receive(req: ReceiveAnyRequest): Promise<Message[]> {
+    const { clock } = this.deps;
+    const deadline = clock.now() + req.waitMs;
+    for (;;) {
+      const first = await this.claim(req);
+      if (first.messages.length > 0 || req.waitMs === 0) return first.messages;
+      const now = clock.now();
+      if (now >= deadline || req.signal?.aborted) return [];
+      const until = Math.min(deadline, first.retryAt ?? deadline);
+      const waiter = waitAny(this.deps.waiters, req.queues, until, now, req.signal);
+      let again: ClaimOutcome;
+      try {
+        again = await this.claim(req);
+      } catch (err) {
+        waiter.cancel();
+        throw err;
+      }
+      if (again.messages.length > 0) {
+        waiter.cancel();
+        return again.messages;
+      }
+      await waiter.woken;
+      if (req.signal?.aborted) return [];
+    }
+  }
+
+  private claim(req: ReceiveAnyRequest): Promise<ClaimOutcome> {
+    const { write, queues, claimer, gates } = this.deps;
+    return write((_ctx, now) => {
+      const session = req.gates.length > 0 ? gates.open(req.gates, now) : undefined;
+      const messages: Message[] = [];
+      for (const name of req.queues) {
+        const q = queues.get(name);
+        if (!q) continue;
+        const got = claimer.claim(q, req.max - messages.length, "peek-lock", now, undefined, session);
+        for (const m of got) m.queue = name;
+        messages.push(...got);
+        if (messages.length >= req.max) break;
+      }
+      session?.finish();
+      return { messages, retryAt: session?.retryAt() };
+    }, req.signal);
+  }
+}
