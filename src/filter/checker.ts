@@ -225,7 +225,12 @@ export class Checker {
   }
 
   /** Resolves a top-level name: env, then functions, then builtins. */
-  private ident(node: Node & { kind: "Identifier" | "Member" }, name: string, strict: boolean, builtins: boolean): Type {
+  private ident(
+    node: Node & { kind: "Identifier" | "Member" },
+    name: string,
+    strict: boolean,
+    builtins: boolean,
+  ): Type {
     const envType = this.cfg.env?.get(name);
     if (envType) {
       this.usedNames.add(name);
@@ -417,7 +422,10 @@ export class Checker {
       case "array":
       case "bytes":
         if (!isInteger(prop) && !isUnknown(prop)) {
-          this.fail(node.property, `array elements can only be selected using an integer (got ${typeName(prop)})`);
+          this.fail(
+            node.property,
+            `array elements can only be selected using an integer (got ${typeName(prop)})`,
+          );
         }
         return elemOf(base);
     }
@@ -479,7 +487,8 @@ export class Checker {
   private letNode(node: LetNode): Type {
     const name = node.name;
     if (this.cfg.env?.has(name)) this.fail(node, `cannot redeclare ${name}`);
-    if (BUILTIN_NAMES.has(name) || this.cfg.functions.has(name)) this.fail(node, `cannot redeclare builtin ${name}`);
+    if (BUILTIN_NAMES.has(name) || this.cfg.functions.has(name))
+      this.fail(node, `cannot redeclare builtin ${name}`);
     if (this.lookupLet(name)) this.fail(node, `cannot redeclare variable ${name}`);
     this.visit(node.value);
     this.lets.push(node);
@@ -563,7 +572,10 @@ export class Checker {
           if (node.args[2]) this.visit(node.args[2]);
           return collection;
         case "reduce": {
-          const closure = this.predicate(name, node.args[1] as Node, collection, { index: INT, acc: UNKNOWN });
+          const closure = this.predicate(name, node.args[1] as Node, collection, {
+            index: INT,
+            acc: UNKNOWN,
+          });
           if (node.args[2]) this.visit(node.args[2]);
           return closure.result;
         }
@@ -598,7 +610,8 @@ export class Checker {
     }
     if (isUnknown(base)) return UNKNOWN;
     if (isArray(base)) {
-      if (!isInteger(prop) && !isUnknown(prop)) this.fail(propNode, `non-integer slice index ${typeName(prop)}`);
+      if (!isInteger(prop) && !isUnknown(prop))
+        this.fail(propNode, `non-integer slice index ${typeName(prop)}`);
       return elemOf(base);
     }
     if (isMap(base)) {

@@ -4,10 +4,10 @@
  * runtime operators. Variables and predicate pointers live in numbered slots of the run context.
  */
 import type { BuiltinNode, LetNode, MemberNode, Node, PredicateNode } from "./ast.js";
-import { BUILTINS } from "./builtins/registry.js";
 import { sortOrder } from "./builtins/collections.js";
+import { BUILTINS } from "./builtins/registry.js";
 import { FilterRuntimeError } from "./errors.js";
-import { compileRegex, type CompiledRegex } from "./regex/matcher.js";
+import { type CompiledRegex, compileRegex } from "./regex/matcher.js";
 import type { Ctx } from "./runtime/context.js";
 import * as ops from "./runtime/ops.js";
 import {
@@ -181,10 +181,13 @@ export class Compiler {
           for (const [k, v] of pairs) {
             const key = k(c);
             if (typeof key !== "string") {
-              throw new FilterRuntimeError(`interface conversion: interface {} is ${goTypeName(key)}, not string`);
+              throw new FilterRuntimeError(
+                `interface conversion: interface {} is ${goTypeName(key)}, not string`,
+              );
             }
             const value = v(c);
-            if (key === "__proto__") Object.defineProperty(m, key, { value, enumerable: true, writable: true, configurable: true });
+            if (key === "__proto__")
+              Object.defineProperty(m, key, { value, enumerable: true, writable: true, configurable: true });
             else m[key] = value;
           }
           c.grow(len);
@@ -260,7 +263,13 @@ export class Compiler {
     const op = n.op;
     if (op === "in" && this.opts.optimize) {
       const r = n.right;
-      if (r.kind === "Binary" && r.op === ".." && r.left.kind === "Int" && r.right.kind === "Int" && isStaticInt(n.left)) {
+      if (
+        r.kind === "Binary" &&
+        r.op === ".." &&
+        r.left.kind === "Int" &&
+        r.right.kind === "Int" &&
+        isStaticInt(n.left)
+      ) {
         // `x in 1..5` becomes `x >= 1 && x <= 5` (no range allocated), as upstream's optimizer does.
         const lo = r.left.value;
         const hi = r.right.value;
@@ -385,7 +394,8 @@ export class Compiler {
       const a = l(c);
       const p = r(c);
       if (a === null || a === undefined || p === null || p === undefined) return false;
-      if (typeof p !== "string") throw new FilterRuntimeError(`interface conversion: interface {} is ${goTypeName(p)}, not string`);
+      if (typeof p !== "string")
+        throw new FilterRuntimeError(`interface conversion: interface {} is ${goTypeName(p)}, not string`);
       let re: CompiledRegex;
       try {
         re = compileRegex(p);
@@ -398,7 +408,12 @@ export class Compiler {
 
   private member(n: MemberNode): Fn {
     // `$env.name` reads the env directly.
-    if (n.node.kind === "Identifier" && n.node.name === "$env" && !n.node.binding && n.property.kind === "String") {
+    if (
+      n.node.kind === "Identifier" &&
+      n.node.name === "$env" &&
+      !n.node.binding &&
+      n.property.kind === "String"
+    ) {
       const name = n.property.value;
       const optional = n.optional;
       return (c) => {
@@ -633,7 +648,11 @@ export class Compiler {
     const { body, slots } = pred;
     const e = slots.elem;
     const ix = slots.index;
-    const iterate = (c: Ctx, visit: (i: number, v: Value, r: boolean) => boolean | undefined, reverse = false) => {
+    const iterate = (
+      c: Ctx,
+      visit: (i: number, v: Value, r: boolean) => boolean | undefined,
+      reverse = false,
+    ) => {
       const arr = toArray(coll(c), name);
       const n = arr.length;
       for (let k = 0; k < n; k++) {
@@ -707,11 +726,16 @@ export class Compiler {
 }
 
 function makeRange(c: Ctx, a: Value, b: Value): Value[] {
-  if (!(typeof a === "number" || typeof a === "bigint") || !(typeof b === "number" || typeof b === "bigint")) {
+  if (
+    !(typeof a === "number" || typeof a === "bigint") ||
+    !(typeof b === "number" || typeof b === "bigint")
+  ) {
     throw new FilterRuntimeError(`invalid operation: ${goTypeName(a)} .. ${goTypeName(b)}`);
   }
-  if (typeof a === "number" && !Number.isInteger(a)) throw new FilterRuntimeError("invalid operation: float64 .. int");
-  if (typeof b === "number" && !Number.isInteger(b)) throw new FilterRuntimeError("invalid operation: int .. float64");
+  if (typeof a === "number" && !Number.isInteger(a))
+    throw new FilterRuntimeError("invalid operation: float64 .. int");
+  if (typeof b === "number" && !Number.isInteger(b))
+    throw new FilterRuntimeError("invalid operation: int .. float64");
   const lo = Number(a);
   const hi = Number(b);
   const size = hi - lo + 1;

@@ -6,6 +6,15 @@
  */
 export { FilterCompileError, FilterRuntimeError, type SourcePosition } from "./errors.js";
 export {
+  compileMessageFilter,
+  type FilterMessage,
+  MESSAGE_ENV_TYPES,
+  MESSAGE_FUNCTIONS,
+  type MessageFilter,
+  type MessageFilterOptions,
+  messageEnv,
+} from "./message-env.js";
+export {
   type CompileOptions,
   compile,
   type ExpectKind,
@@ -13,7 +22,6 @@ export {
   inferEnvTypes,
   type Program,
 } from "./program.js";
-export type { FilterType } from "./types.js";
 export {
   AnyKeyMap,
   Duration,
@@ -27,12 +35,4 @@ export {
 } from "./runtime/values.js";
 export { GoTime } from "./time/go-time.js";
 export { Location } from "./time/zones.js";
-export {
-  compileMessageFilter,
-  type FilterMessage,
-  MESSAGE_ENV_TYPES,
-  MESSAGE_FUNCTIONS,
-  type MessageFilter,
-  type MessageFilterOptions,
-  messageEnv,
-} from "./message-env.js";
+export type { FilterType } from "./types.js";

@@ -15,7 +15,17 @@ export interface Token {
   bytes?: Uint8Array;
 }
 
-const KEYWORD_OPERATORS = new Set(["not", "in", "or", "and", "matches", "contains", "startsWith", "endsWith", "let"]);
+const KEYWORD_OPERATORS = new Set([
+  "not",
+  "in",
+  "or",
+  "and",
+  "matches",
+  "contains",
+  "startsWith",
+  "endsWith",
+  "let",
+]);
 
 const LETTER = /\p{L}/u;
 const DIGIT = /\p{Nd}/u;

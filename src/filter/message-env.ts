@@ -2,11 +2,20 @@
  * The broker's message environment for subscription filters: the variables a filter sees, the
  * duration helpers, and the fail-closed boolean contract.
  */
-import { compile, type FilterFunction, type Program } from "./program.js";
+
 import { FilterRuntimeError } from "./errors.js";
+import { compile, type FilterFunction, type Program } from "./program.js";
 import { fromJSON } from "./runtime/json.js";
 import { decodeUtf8 } from "./runtime/utf8.js";
-import { Duration, intFromBig, intMul, isIntValue, type PlainMap, stringMap, type Value } from "./runtime/values.js";
+import {
+  Duration,
+  intFromBig,
+  intMul,
+  isIntValue,
+  type PlainMap,
+  stringMap,
+  type Value,
+} from "./runtime/values.js";
 import { EXTENDED_DURATION_UNITS, parseDuration } from "./time/duration.js";
 import { GoTime } from "./time/go-time.js";
 import { UTC } from "./time/zones.js";
@@ -52,7 +61,9 @@ export interface MessageFilterOptions {
 }
 
 /** Declared types of the message environment. */
-export const MESSAGE_ENV_TYPES: Readonly<Record<string, FilterType>> = Object.freeze<Record<string, FilterType>>({
+export const MESSAGE_ENV_TYPES: Readonly<Record<string, FilterType>> = Object.freeze<
+  Record<string, FilterType>
+>({
   subject: "string",
   subject_parts: { array: "string" },
   properties: { map: "string" },
@@ -115,7 +126,12 @@ function bodyJson(msg: FilterMessage, text: string): PlainMap {
   } catch {
     return {};
   }
-  if (v === null || typeof v !== "object" || Array.isArray(v) || !(Object.getPrototypeOf(v) === Object.prototype)) {
+  if (
+    v === null ||
+    typeof v !== "object" ||
+    Array.isArray(v) ||
+    !(Object.getPrototypeOf(v) === Object.prototype)
+  ) {
     return {};
   }
   return v as PlainMap;
@@ -146,7 +162,8 @@ export function messageEnv(msg: FilterMessage, names: ReadonlySet<string> | "all
   const env: Record<string, Value> = {};
   const all = names === "all" || names.has("$env");
   for (const name of Object.keys(VARIABLES)) {
-    if (all || (names as ReadonlySet<string>).has(name)) env[name] = (VARIABLES[name] as (m: FilterMessage) => Value)(msg);
+    if (all || (names as ReadonlySet<string>).has(name))
+      env[name] = (VARIABLES[name] as (m: FilterMessage) => Value)(msg);
   }
   const wantText = all || (names as ReadonlySet<string>).has("body_text");
   const wantJson = all || (names as ReadonlySet<string>).has("body_json");
@@ -194,7 +211,10 @@ function makeRunner(program: Program): (msg: FilterMessage) => Value {
  *
  * @throws FilterCompileError for a bad filter (syntax, unknown name, non-boolean result, caps).
  */
-export function compileMessageFilter(source: string | undefined | null, opts: MessageFilterOptions = {}): MessageFilter {
+export function compileMessageFilter(
+  source: string | undefined | null,
+  opts: MessageFilterOptions = {},
+): MessageFilter {
   const text = source ?? "";
   if (text.trim() === "") {
     return { source: text, matchesAll: true, readsBody: false, matches: () => true };
@@ -217,7 +237,10 @@ export function compileMessageFilter(source: string | undefined | null, opts: Me
       try {
         return run(msg) === true;
       } catch (e) {
-        const err = e instanceof FilterRuntimeError ? e : new FilterRuntimeError(e instanceof Error ? e.message : String(e));
+        const err =
+          e instanceof FilterRuntimeError
+            ? e
+            : new FilterRuntimeError(e instanceof Error ? e.message : String(e));
         if (onError) {
           try {
             onError(err);

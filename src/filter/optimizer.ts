@@ -5,7 +5,18 @@
 import type { Node } from "./ast.js";
 import { CompileFailure } from "./errors.js";
 import { goPow } from "./runtime/ops.js";
-import { GoFloat, type Int, intAdd, intMod, intMul, intNeg, intSub, mkFloat, toF, type Value } from "./runtime/values.js";
+import {
+  GoFloat,
+  type Int,
+  intAdd,
+  intMod,
+  intMul,
+  intNeg,
+  intSub,
+  mkFloat,
+  toF,
+  type Value,
+} from "./runtime/values.js";
 
 function literalValue(n: Node): { ok: true; v: Value } | { ok: false } {
   switch (n.kind) {
@@ -107,8 +118,10 @@ export function fold(node: Node): Node {
     case "Unary": {
       node.node = fold(node.node);
       const x = node.node;
-      if (node.op === "-" && x.kind === "Int") return replaceWith(node, { kind: "Int", value: intNeg(x.value), pos: node.pos });
-      if (node.op === "-" && x.kind === "Float") return replaceWith(node, { kind: "Float", value: -x.value, pos: node.pos });
+      if (node.op === "-" && x.kind === "Int")
+        return replaceWith(node, { kind: "Int", value: intNeg(x.value), pos: node.pos });
+      if (node.op === "-" && x.kind === "Float")
+        return replaceWith(node, { kind: "Float", value: -x.value, pos: node.pos });
       if (node.op === "+" && (x.kind === "Int" || x.kind === "Float")) return replaceWith(node, { ...x });
       if ((node.op === "!" || node.op === "not") && x.kind === "Bool") {
         return replaceWith(node, { kind: "Bool", value: !x.value, pos: node.pos });

@@ -207,8 +207,16 @@ class Parser {
     let root: Node | undefined;
     for (;;) {
       const comparator = this.parseExpression(precedence + 1);
-      const cmp = this.node<BinaryNode>({ kind: "Binary", op: token.value, left, right: comparator, pos: token.pos });
-      root = root ? this.node<BinaryNode>({ kind: "Binary", op: "&&", left: root, right: cmp, pos: token.pos }) : cmp;
+      const cmp = this.node<BinaryNode>({
+        kind: "Binary",
+        op: token.value,
+        left,
+        right: comparator,
+        pos: token.pos,
+      });
+      root = root
+        ? this.node<BinaryNode>({ kind: "Binary", op: "&&", left: root, right: cmp, pos: token.pos })
+        : cmp;
       left = comparator;
       token = this.cur;
       if (!(token.kind === "Operator" && COMPARISON.has(token.value))) break;
@@ -346,12 +354,20 @@ class Parser {
     const value = token.value.replaceAll("_", "");
     const lower = value.toLowerCase();
     const intNode = (text: string, radix: number, what: string): Node => {
-      const ok = radix === 16 ? /^[0-9a-f]+$/i : radix === 8 ? /^[0-7]+$/ : radix === 2 ? /^[01]+$/ : /^[0-9]+$/;
-      if (!ok.test(text)) this.error(`invalid ${what} literal: strconv.ParseInt: parsing ${JSON.stringify(text)}: invalid syntax`, token);
+      const ok =
+        radix === 16 ? /^[0-9a-f]+$/i : radix === 8 ? /^[0-7]+$/ : radix === 2 ? /^[01]+$/ : /^[0-9]+$/;
+      if (!ok.test(text))
+        this.error(
+          `invalid ${what} literal: strconv.ParseInt: parsing ${JSON.stringify(text)}: invalid syntax`,
+          token,
+        );
       const prefix = radix === 16 ? "0x" : radix === 8 ? "0o" : radix === 2 ? "0b" : "";
       const big = BigInt(prefix + text);
       if (big > 9223372036854775807n) {
-        this.error(`invalid ${what} literal: strconv.ParseInt: parsing ${JSON.stringify(text)}: value out of range`, token);
+        this.error(
+          `invalid ${what} literal: strconv.ParseInt: parsing ${JSON.stringify(text)}: value out of range`,
+          token,
+        );
       }
       const v = big <= 9007199254740991n ? Number(big) : big;
       return this.node({ kind: "Int", value: v, pos: token.pos });
@@ -360,10 +376,16 @@ class Parser {
     if (lower.includes(".") || lower.includes("e")) {
       const f = parseGoFloat(value);
       if (f === undefined) {
-        this.error(`invalid float literal: strconv.ParseFloat: parsing ${JSON.stringify(value)}: invalid syntax`, token);
+        this.error(
+          `invalid float literal: strconv.ParseFloat: parsing ${JSON.stringify(value)}: invalid syntax`,
+          token,
+        );
       }
       if (!Number.isFinite(f)) {
-        this.error(`invalid float literal: strconv.ParseFloat: parsing ${JSON.stringify(value)}: value out of range`, token);
+        this.error(
+          `invalid float literal: strconv.ParseFloat: parsing ${JSON.stringify(value)}: value out of range`,
+          token,
+        );
       }
       return this.node({ kind: "Float", value: f, pos: token.pos });
     }

@@ -33,8 +33,8 @@ import {
   BOOL,
   BYTES,
   DURATION,
-  FLOAT,
   type FilterType,
+  FLOAT,
   type FuncType,
   fromDescriptor,
   funcType,
@@ -42,8 +42,8 @@ import {
   isBool,
   isNumber,
   isUnknown,
-  mapOf,
   MONTH,
+  mapOf,
   NIL,
   STRING,
   TIME,
@@ -199,7 +199,13 @@ class CompiledProgram implements Program {
   ) {}
 
   run(env?: Readonly<Record<string, Value>> | null): Value {
-    const c = new Ctx((env ?? null) as Record<string, Value> | null, this.slots, this.memoryBudget, this.maxSteps, this.tz);
+    const c = new Ctx(
+      (env ?? null) as Record<string, Value> | null,
+      this.slots,
+      this.memoryBudget,
+      this.maxSteps,
+      this.tz,
+    );
     try {
       const v = this.fn(c);
       return this.finish ? this.finish(v) : v === undefined ? null : v;
@@ -260,13 +266,19 @@ export function compile(source: string, options: CompileOptions = {}): Program {
       throw new CompileFailure(`expression exceeds the maximum length of ${options.maxSourceBytes} bytes`, 0);
     }
     const envDecl = options.env ?? undefined;
-    const env = envDecl ? new Map(Object.entries(envDecl).map(([k, d]) => [k, fromDescriptor(d)] as const)) : undefined;
+    const env = envDecl
+      ? new Map(Object.entries(envDecl).map(([k, d]) => [k, fromDescriptor(d)] as const))
+      : undefined;
     const functionTypes = new Map<string, FuncType>();
     const runtimeFunctions = new Map<string, RuntimeFunction>();
     for (const [name, f] of Object.entries(options.functions ?? {})) {
       functionTypes.set(
         name,
-        funcType(f.params.map(fromDescriptor), fromDescriptor(f.result), f.variadic ? fromDescriptor(f.variadic) : undefined),
+        funcType(
+          f.params.map(fromDescriptor),
+          fromDescriptor(f.result),
+          f.variadic ? fromDescriptor(f.variadic) : undefined,
+        ),
       );
       runtimeFunctions.set(name, { call: (args) => f.call(...args) });
     }

@@ -2,7 +2,15 @@
 import { FilterRuntimeError } from "../errors.js";
 import type { Ctx } from "../runtime/context.js";
 import { equal, fetch, less } from "../runtime/ops.js";
-import { AnyKeyMap, GoFloat, goTypeName, isPlainMap, type PlainMap, toIndexInt, type Value } from "../runtime/values.js";
+import {
+  AnyKeyMap,
+  GoFloat,
+  goTypeName,
+  isPlainMap,
+  type PlainMap,
+  toIndexInt,
+  type Value,
+} from "../runtime/values.js";
 import {
   ANY_ARRAY,
   ANY_KEY_MAP,
@@ -95,7 +103,8 @@ export function sortValues(c: Ctx, arr: Value[], desc: boolean): Value[] {
 }
 
 export function sortOrder(v: Value): boolean {
-  if (typeof v !== "string") throw new FilterRuntimeError(`interface conversion: interface {} is ${goTypeName(v)}, not string`);
+  if (typeof v !== "string")
+    throw new FilterRuntimeError(`interface conversion: interface {} is ${goTypeName(v)}, not string`);
   if (v === "asc") return false;
   if (v === "desc") return true;
   throw new FilterRuntimeError(`invalid order ${v}, expected asc or desc`);
@@ -133,7 +142,8 @@ export const COLLECTION_BUILTINS: Record<string, Builtin> = {
     },
     call: (_c, a) => {
       const v = a[0] ?? null;
-      if (!Array.isArray(v) && !(v instanceof Uint8Array)) throw new FilterRuntimeError(`cannot take from ${goTypeName(v)}`);
+      if (!Array.isArray(v) && !(v instanceof Uint8Array))
+        throw new FilterRuntimeError(`cannot take from ${goTypeName(v)}`);
       const n = Number(toIndexInt(a[1] ?? null));
       if (n < 0) throw new FilterRuntimeError(`slice bounds out of range [:${n}]`);
       return v.slice(0, Math.min(n, v.length)) as Value;
@@ -234,10 +244,12 @@ export const COLLECTION_BUILTINS: Record<string, Builtin> = {
         throw new CheckError(`invalid number of arguments (expected 1 or 2, got ${args.length})`);
       }
       const t = args[0] as Type;
-      if (!isArray(t) && !isUnknown(t)) throw new CheckError(`invalid argument for sort (type ${argName(t)})`);
+      if (!isArray(t) && !isUnknown(t))
+        throw new CheckError(`invalid argument for sort (type ${argName(t)})`);
       if (args.length === 2) {
         const o = args[1] as Type;
-        if (!isString(o) && !isUnknown(o)) throw new CheckError(`invalid argument for sort (type ${argName(o)})`);
+        if (!isString(o) && !isUnknown(o))
+          throw new CheckError(`invalid argument for sort (type ${argName(o)})`);
       }
       return ANY_ARRAY;
     },

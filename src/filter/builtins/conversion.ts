@@ -6,12 +6,12 @@ import { decodeUtf8, runeCount } from "../runtime/utf8.js";
 import {
   AnyKeyMap,
   Duration,
+  floatToInt,
   GoFloat,
   GoFunc,
   GoMonth,
   GoWeekday,
   goTypeName,
-  floatToInt,
   intFromBig,
   isPlainMap,
   mkFloat,
@@ -20,7 +20,18 @@ import {
 } from "../runtime/values.js";
 import { GoTime } from "../time/go-time.js";
 import { Location } from "../time/zones.js";
-import { FLOAT, goKind, INT, isArray, isMap, isString, isUnknown, STRING, type Type, UNKNOWN } from "../types.js";
+import {
+  FLOAT,
+  goKind,
+  INT,
+  isArray,
+  isMap,
+  isString,
+  isUnknown,
+  STRING,
+  type Type,
+  UNKNOWN,
+} from "../types.js";
 import { argName, CheckError, expectCount, overloads } from "./signature.js";
 import { str } from "./strings.js";
 import type { Builtin } from "./types.js";
@@ -29,7 +40,8 @@ const INT_KINDS = new Set(["int", "int64", "float"]);
 
 /** Go strconv.Atoi (base 10, optional sign, int64 range). */
 function atoi(s: string): Value {
-  if (!/^[+-]?[0-9]+$/.test(s)) throw new FilterRuntimeError(`strconv.Atoi: parsing ${JSON.stringify(s)}: invalid syntax`);
+  if (!/^[+-]?[0-9]+$/.test(s))
+    throw new FilterRuntimeError(`strconv.Atoi: parsing ${JSON.stringify(s)}: invalid syntax`);
   const b = BigInt(s);
   if (b > 9223372036854775807n || b < -9223372036854775808n) {
     throw new FilterRuntimeError(`strconv.Atoi: parsing ${JSON.stringify(s)}: value out of range`);
@@ -39,10 +51,13 @@ function atoi(s: string): Value {
 
 /** Go strconv.ParseFloat(s, 64), including inf/nan and hexadecimal floats. */
 export function parseFloatGo(s: string): number {
-  const err = (why: string) => new FilterRuntimeError(`strconv.ParseFloat: parsing ${JSON.stringify(s)}: ${why}`);
-  if (/^[+-]?(inf|infinity)$/i.test(s)) return s.startsWith("-") ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+  const err = (why: string) =>
+    new FilterRuntimeError(`strconv.ParseFloat: parsing ${JSON.stringify(s)}: ${why}`);
+  if (/^[+-]?(inf|infinity)$/i.test(s))
+    return s.startsWith("-") ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
   if (/^[+-]?nan$/i.test(s)) return Number.NaN;
-  const dec = /^[+-]?(?:[0-9](?:_?[0-9])*\.?(?:[0-9](?:_?[0-9])*)?|\.[0-9](?:_?[0-9])*)(?:[eE][+-]?[0-9](?:_?[0-9])*)?$/;
+  const dec =
+    /^[+-]?(?:[0-9](?:_?[0-9])*\.?(?:[0-9](?:_?[0-9])*)?|\.[0-9](?:_?[0-9])*)(?:[eE][+-]?[0-9](?:_?[0-9])*)?$/;
   if (dec.test(s) && !s.includes("_")) {
     const v = Number(s);
     if (!Number.isFinite(v)) throw err("value out of range");

@@ -2,7 +2,17 @@
 import { FilterRuntimeError } from "../errors.js";
 import type { Ctx } from "../runtime/context.js";
 import { less, more } from "../runtime/ops.js";
-import { GoFloat, goTypeName, type Int, intFromBig, intNeg, isIntValue, mkFloat, toF, type Value } from "../runtime/values.js";
+import {
+  GoFloat,
+  goTypeName,
+  type Int,
+  intFromBig,
+  intNeg,
+  isIntValue,
+  mkFloat,
+  toF,
+  type Value,
+} from "../runtime/values.js";
 import { FLOAT, INT, isArray, isNumber, isUnknown, type Type, UNKNOWN } from "../types.js";
 import { argName, CheckError, expectCount, overloads } from "./signature.js";
 import type { Builtin } from "./types.js";
@@ -44,7 +54,13 @@ function aggregateCheck(name: string, resultOf: (args: Type[]) => Type) {
   };
 }
 
-function minMax(c: Ctx, name: string, replace: (cur: Value, cand: Value) => boolean, depth: number, args: Value[]): Value {
+function minMax(
+  c: Ctx,
+  name: string,
+  replace: (cur: Value, cand: Value) => boolean,
+  depth: number,
+  args: Value[],
+): Value {
   if (depth > MAX_DEPTH) throw new FilterRuntimeError("recursion depth exceeded");
   let val: Value = null;
   for (const arg of args) {
@@ -105,9 +121,18 @@ export const MATH_BUILTINS: Record<string, Builtin> = {
       throw new FilterRuntimeError(`invalid argument for abs (type ${goTypeName(v)})`);
     },
   },
-  ceil: { check: numberCheck("ceil", () => FLOAT), call: (_c, a) => mkFloat(Math.ceil(toFloatArg(a[0], "ceil"))) },
-  floor: { check: numberCheck("floor", () => FLOAT), call: (_c, a) => mkFloat(Math.floor(toFloatArg(a[0], "floor"))) },
-  round: { check: numberCheck("round", () => FLOAT), call: (_c, a) => mkFloat(goRound(toFloatArg(a[0], "round"))) },
+  ceil: {
+    check: numberCheck("ceil", () => FLOAT),
+    call: (_c, a) => mkFloat(Math.ceil(toFloatArg(a[0], "ceil"))),
+  },
+  floor: {
+    check: numberCheck("floor", () => FLOAT),
+    call: (_c, a) => mkFloat(Math.floor(toFloatArg(a[0], "floor"))),
+  },
+  round: {
+    check: numberCheck("round", () => FLOAT),
+    call: (_c, a) => mkFloat(goRound(toFloatArg(a[0], "round"))),
+  },
   max: {
     check: aggregateCheck("max", (args) => args[0] as Type),
     call: (c, a) => minMax(c, "max", (cur, cand) => less(cur, cand), 0, a),

@@ -34,12 +34,18 @@ export function checkSignature(name: string, params: readonly Param[], args: rea
       if (p === "any") continue;
       throw new CheckError(`cannot use nil as argument (type ${paramName(p)}) to call ${name}`);
     }
-    if (!accepts(p, a)) throw new CheckError(`cannot use ${typeName(a)} as argument (type ${paramName(p)}) to call ${name}`);
+    if (!accepts(p, a))
+      throw new CheckError(`cannot use ${typeName(a)} as argument (type ${paramName(p)}) to call ${name}`);
   }
 }
 
 /** Tries overloads in order; the last error wins when none matches. */
-export function overloads(name: string, sigs: readonly (readonly Param[])[], result: Type, args: readonly Type[]): Type {
+export function overloads(
+  name: string,
+  sigs: readonly (readonly Param[])[],
+  result: Type,
+  args: readonly Type[],
+): Type {
   let last: CheckError | undefined;
   for (const params of sigs) {
     try {
@@ -59,5 +65,6 @@ export function argName(t: Type): string {
 }
 
 export function expectCount(args: readonly Type[], n: number): void {
-  if (args.length !== n) throw new CheckError(`invalid number of arguments (expected ${n}, got ${args.length})`);
+  if (args.length !== n)
+    throw new CheckError(`invalid number of arguments (expected ${n}, got ${args.length})`);
 }

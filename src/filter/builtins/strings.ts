@@ -1,16 +1,18 @@
 /** String builtins: trim, upper, split, replace, repeat, join, indexOf, ... */
 import { FilterRuntimeError } from "../errors.js";
-import type { Ctx } from "../runtime/context.js";
 import { isSpace } from "../lexer.js";
+import type { Ctx } from "../runtime/context.js";
 import { byteIndexOf, byteLastIndexOf, byteLength, isAscii } from "../runtime/utf8.js";
 import { goTypeName, toIndexInt, type Value } from "../runtime/values.js";
 import { arrayOf, BOOL, INT, STRING, type Type } from "../types.js";
-import type { Builtin } from "./types.js";
 import { overloads, type Param } from "./signature.js";
+import type { Builtin } from "./types.js";
 
 export function str(v: Value, fn: string): string {
   if (typeof v === "string") return v;
-  throw new FilterRuntimeError(`interface conversion: interface {} is ${goTypeName(v)}, not string (in ${fn})`);
+  throw new FilterRuntimeError(
+    `interface conversion: interface {} is ${goTypeName(v)}, not string (in ${fn})`,
+  );
 }
 
 function int(v: Value): number {
@@ -121,7 +123,8 @@ const sig =
 export const STRING_BUILTINS: Record<string, Builtin> = {
   trim: {
     check: sig("trim", [[S], [S, S]], S),
-    call: (_c, a) => (a.length === 1 ? trimSpace(str(a[0], "trim")) : trimCutset(str(a[0], "trim"), str(a[1], "trim"))),
+    call: (_c, a) =>
+      a.length === 1 ? trimSpace(str(a[0], "trim")) : trimCutset(str(a[0], "trim"), str(a[1], "trim")),
   },
   trimPrefix: {
     check: sig("trimPrefix", [[S], [S, S]], S),
@@ -142,10 +145,14 @@ export const STRING_BUILTINS: Record<string, Builtin> = {
   upper: { check: sig("upper", [[S]], S), call: (_c, a) => mapCase(str(a[0], "upper"), true) },
   lower: { check: sig("lower", [[S]], S), call: (_c, a) => mapCase(str(a[0], "lower"), false) },
   split: {
-    check: sig("split", [
-      [S, S],
-      [S, S, INT],
-    ], arrayOf(S)),
+    check: sig(
+      "split",
+      [
+        [S, S],
+        [S, S, INT],
+      ],
+      arrayOf(S),
+    ),
     call: (c, a) => {
       const r = genSplit(str(a[0], "split"), str(a[1], "split"), 0, a.length > 2 ? int(a[2]) : -1);
       if (r) c.work(r.length);
@@ -153,10 +160,14 @@ export const STRING_BUILTINS: Record<string, Builtin> = {
     },
   },
   splitAfter: {
-    check: sig("splitAfter", [
-      [S, S],
-      [S, S, INT],
-    ], arrayOf(S)),
+    check: sig(
+      "splitAfter",
+      [
+        [S, S],
+        [S, S, INT],
+      ],
+      arrayOf(S),
+    ),
     call: (c, a) => {
       const sep = str(a[1], "splitAfter");
       const r = genSplit(str(a[0], "splitAfter"), sep, sep.length, a.length > 2 ? int(a[2]) : -1);
@@ -165,19 +176,30 @@ export const STRING_BUILTINS: Record<string, Builtin> = {
     },
   },
   replace: {
-    check: sig("replace", [
-      [S, S, S],
-      [S, S, S, INT],
-    ], S),
+    check: sig(
+      "replace",
+      [
+        [S, S, S],
+        [S, S, S, INT],
+      ],
+      S,
+    ),
     call: (c, a) =>
-      replace(c, str(a[0], "replace"), str(a[1], "replace"), str(a[2], "replace"), a.length > 3 ? int(a[3]) : -1),
+      replace(
+        c,
+        str(a[0], "replace"),
+        str(a[1], "replace"),
+        str(a[2], "replace"),
+        a.length > 3 ? int(a[3]) : -1,
+      ),
   },
   repeat: {
     check: sig("repeat", [[S, INT]], S),
     call: (c, a) => {
       const s = str(a[0], "repeat");
       const n = Number(toIndexInt(a[1] ?? null));
-      if (n < 0) throw new FilterRuntimeError(`invalid argument for repeat (expected positive integer, got ${n})`);
+      if (n < 0)
+        throw new FilterRuntimeError(`invalid argument for repeat (expected positive integer, got ${n})`);
       if (n > 1e6) throw new FilterRuntimeError("memory budget exceeded");
       c.grow(byteLength(s) * n);
       return s.repeat(n);
@@ -188,7 +210,8 @@ export const STRING_BUILTINS: Record<string, Builtin> = {
     call: (_c, a) => {
       const arr = a[0];
       const glue = a.length > 1 ? str(a[1], "join") : "";
-      if (!Array.isArray(arr)) throw new FilterRuntimeError(`invalid argument for join (type ${goTypeName(arr)})`);
+      if (!Array.isArray(arr))
+        throw new FilterRuntimeError(`invalid argument for join (type ${goTypeName(arr)})`);
       return arr.map((x) => str(x, "join")).join(glue);
     },
   },

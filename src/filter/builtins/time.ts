@@ -75,7 +75,8 @@ export const TIME_BUILTINS: Record<string, Builtin> = {
     call: (c: Ctx, a) => {
       if (a.length === 1) {
         const loc = a[0];
-        if (!(loc instanceof Location)) throw new FilterRuntimeError("invalid argument for now: expected *time.Location");
+        if (!(loc instanceof Location))
+          throw new FilterRuntimeError("invalid argument for now: expected *time.Location");
         return nowIn(loc);
       }
       return nowIn(c.tz ?? Local);

@@ -6,7 +6,7 @@
  */
 import { type AssertKind, type CharTest, parseRegex, type RegexNode, RegexSyntaxError } from "./parser.js";
 
-const enum Op {
+enum Op {
   Match = 0,
   Char = 1,
   Split = 2,
@@ -33,7 +33,8 @@ class Program {
   kind: (AssertKind | undefined)[] = [];
 
   emit(op: Op, out: number, out1 = -1, test?: CharTest, kind?: AssertKind): number {
-    if (this.op.length >= MAX_INSTRUCTIONS) throw new RegexSyntaxError("error parsing regexp: expression too large");
+    if (this.op.length >= MAX_INSTRUCTIONS)
+      throw new RegexSyntaxError("error parsing regexp: expression too large");
     this.op.push(op);
     this.out.push(out);
     this.out1.push(out1);

@@ -7,7 +7,13 @@
 /** A set of code points, with case folding and negation already applied. */
 export type CharTest = (cp: number) => boolean;
 
-export type AssertKind = "beginText" | "endText" | "beginLine" | "endLine" | "wordBoundary" | "noWordBoundary";
+export type AssertKind =
+  | "beginText"
+  | "endText"
+  | "beginLine"
+  | "endLine"
+  | "wordBoundary"
+  | "noWordBoundary";
 
 export type RegexNode =
   | { t: "char"; test: CharTest }
@@ -30,7 +36,9 @@ interface Flags {
 const MAX_REPEAT = 1000;
 
 const GENERAL_CATEGORIES = new Set(
-  "L Lu Ll Lt Lm Lo M Mn Mc Me N Nd Nl No P Pc Pd Ps Pe Pi Pf Po S Sm Sc Sk So Z Zs Zl Zp C Cc Cf Co Cs".split(" "),
+  "L Lu Ll Lt Lm Lo M Mn Mc Me N Nd Nl No P Pc Pd Ps Pe Pi Pf Po S Sm Sc Sk So Z Zs Zl Zp C Cc Cf Co Cs".split(
+    " ",
+  ),
 );
 
 type Range = [number, number];
@@ -110,7 +118,9 @@ function unicodeClass(name: string): CharTest | undefined {
   if (name === "Any") return () => true;
   let re: RegExp;
   try {
-    re = GENERAL_CATEGORIES.has(name) ? new RegExp(`^\\p{${name}}$`, "u") : new RegExp(`^\\p{Script=${name}}$`, "u");
+    re = GENERAL_CATEGORIES.has(name)
+      ? new RegExp(`^\\p{${name}}$`, "u")
+      : new RegExp(`^\\p{Script=${name}}$`, "u");
   } catch {
     return undefined;
   }
@@ -247,7 +257,8 @@ class RegexParser {
         return atom;
       }
       if (this.peek() === 0x3f) this.pos++; // lazy: irrelevant for a yes/no match
-      if (lastRepeat >= 0) this.err("invalid nested repetition operator", this.rest(lastRepeat).slice(0, this.pos - lastRepeat));
+      if (lastRepeat >= 0)
+        this.err("invalid nested repetition operator", this.rest(lastRepeat).slice(0, this.pos - lastRepeat));
       lastRepeat = opStart;
       if (max !== -1 && (min > MAX_REPEAT || max > MAX_REPEAT || max < min)) {
         this.err("invalid repeat count", this.rest(opStart).slice(0, this.pos - opStart));
@@ -289,7 +300,8 @@ class RegexParser {
   private charNode(cp: number): RegexNode {
     if (this.flags.i) {
       const vs = caseVariants(cp);
-      if (vs.length > 1) return { t: "char", test: (c) => c === cp || caseVariants(c).some((v) => vs.includes(v)) };
+      if (vs.length > 1)
+        return { t: "char", test: (c) => c === cp || caseVariants(c).some((v) => vs.includes(v)) };
     }
     return { t: "char", test: (c) => c === cp };
   }
@@ -349,13 +361,15 @@ class RegexParser {
     const c = this.peek();
     if (c === 0x50 /* P */ || c === 0x3c /* < */) {
       if (c === 0x50) this.pos++;
-      if (this.peek() !== 0x3c) this.err("invalid or unsupported Perl syntax", this.rest(groupStart).slice(0, 3));
+      if (this.peek() !== 0x3c)
+        this.err("invalid or unsupported Perl syntax", this.rest(groupStart).slice(0, 3));
       this.pos++;
       const nameStart = this.pos;
       while (this.peek() !== 0x3e && this.peek() !== -1) this.pos++;
       if (this.peek() === -1) this.err("invalid named capture", this.rest(groupStart));
       const name = String.fromCodePoint(...this.cps.slice(nameStart, this.pos));
-      if (!/^[A-Za-z0-9_]+$/.test(name)) this.err("invalid named capture", this.rest(groupStart).slice(0, this.pos - groupStart + 1));
+      if (!/^[A-Za-z0-9_]+$/.test(name))
+        this.err("invalid named capture", this.rest(groupStart).slice(0, this.pos - groupStart + 1));
       this.pos++;
       return "named";
     }
@@ -384,24 +398,36 @@ class RegexParser {
           sawFlag = true;
           break;
         case 0x2d /* - */:
-          if (neg) this.err("invalid or unsupported Perl syntax", this.rest(groupStart).slice(0, this.pos - groupStart));
+          if (neg)
+            this.err(
+              "invalid or unsupported Perl syntax",
+              this.rest(groupStart).slice(0, this.pos - groupStart),
+            );
           neg = true;
           sawFlag = false;
           break;
         case 0x3a /* : */:
-        case 0x29 /* ) */: {
-          if (neg && !sawFlag) this.err("invalid or unsupported Perl syntax", this.rest(groupStart).slice(0, this.pos - groupStart));
-          if (f === 0x29) {
-            if (!sawFlag && !neg) this.err("missing argument to repetition operator", "(?)");
-            this.flags = next;
-            return "flags";
+        case 0x29 /* ) */:
+          {
+            if (neg && !sawFlag)
+              this.err(
+                "invalid or unsupported Perl syntax",
+                this.rest(groupStart).slice(0, this.pos - groupStart),
+              );
+            if (f === 0x29) {
+              if (!sawFlag && !neg) this.err("missing argument to repetition operator", "(?)");
+              this.flags = next;
+              return "flags";
+            }
+            // (?flags:...) applies only inside the group: finishGroup restores.
+            this.groupFlags = next;
+            return "noncapture";
           }
-          // (?flags:...) applies only inside the group: finishGroup restores.
-          this.groupFlags = next;
-          return "noncapture";
-        }
         default:
-          this.err("invalid or unsupported Perl syntax", this.rest(groupStart).slice(0, this.pos - groupStart));
+          this.err(
+            "invalid or unsupported Perl syntax",
+            this.rest(groupStart).slice(0, this.pos - groupStart),
+          );
       }
     }
   }
@@ -439,19 +465,20 @@ class RegexParser {
       case 0x42 /* B */:
         this.pos++;
         return { t: "assert", kind: "noWordBoundary" };
-      case 0x51 /* Q */: {
-        this.pos++;
-        const items: RegexNode[] = [];
-        while (this.pos < this.cps.length) {
-          if (this.peek() === 0x5c && this.peek(1) === 0x45) {
-            this.pos += 2;
-            break;
-          }
-          items.push(this.charNode(this.peek()));
+      case 0x51 /* Q */:
+        {
           this.pos++;
+          const items: RegexNode[] = [];
+          while (this.pos < this.cps.length) {
+            if (this.peek() === 0x5c && this.peek(1) === 0x45) {
+              this.pos += 2;
+              break;
+            }
+            items.push(this.charNode(this.peek()));
+            this.pos++;
+          }
+          return items.length === 1 ? (items[0] as RegexNode) : { t: "cat", items };
         }
-        return items.length === 1 ? (items[0] as RegexNode) : { t: "cat", items };
-      }
     }
     const cls = this.tryClassEscape();
     if (cls) return { t: "char", test: cls.build(false, this.flags.i) };
@@ -517,21 +544,23 @@ class RegexParser {
         return 13;
       case 0x76:
         return 11;
-      case 0x78 /* x */: {
-        if (this.peek() === 0x7b) {
-          const close = this.cps.indexOf(0x7d, this.pos);
-          const hex = close < 0 ? "" : String.fromCodePoint(...this.cps.slice(this.pos + 1, close));
-          if (!/^[0-9a-fA-F]+$/.test(hex) || Number.parseInt(hex, 16) > 0x10ffff) {
-            this.err("invalid escape sequence", this.rest(start).slice(0, Math.max(2, close - start + 1)));
+      case 0x78 /* x */:
+        {
+          if (this.peek() === 0x7b) {
+            const close = this.cps.indexOf(0x7d, this.pos);
+            const hex = close < 0 ? "" : String.fromCodePoint(...this.cps.slice(this.pos + 1, close));
+            if (!/^[0-9a-fA-F]+$/.test(hex) || Number.parseInt(hex, 16) > 0x10ffff) {
+              this.err("invalid escape sequence", this.rest(start).slice(0, Math.max(2, close - start + 1)));
+            }
+            this.pos = close + 1;
+            return Number.parseInt(hex, 16);
           }
-          this.pos = close + 1;
+          const hex = String.fromCodePoint(...this.cps.slice(this.pos, this.pos + 2));
+          if (!/^[0-9a-fA-F]{2}$/.test(hex))
+            this.err("invalid escape sequence", this.rest(start).slice(0, 4));
+          this.pos += 2;
           return Number.parseInt(hex, 16);
         }
-        const hex = String.fromCodePoint(...this.cps.slice(this.pos, this.pos + 2));
-        if (!/^[0-9a-fA-F]{2}$/.test(hex)) this.err("invalid escape sequence", this.rest(start).slice(0, 4));
-        this.pos += 2;
-        return Number.parseInt(hex, 16);
-      }
       case 0x30: {
         // \0, \01, \012: up to two more octal digits.
         let v = 0;
@@ -587,7 +616,11 @@ class RegexParser {
             name = name.slice(1);
           }
           const rs = POSIX[name];
-          if (!rs) this.err("invalid character class range", String.fromCodePoint(...this.cps.slice(this.pos, close + 2)));
+          if (!rs)
+            this.err(
+              "invalid character class range",
+              String.fromCodePoint(...this.cps.slice(this.pos, close + 2)),
+            );
           b.addRanges(rs, neg);
           this.pos = close + 2;
           continue;
@@ -619,7 +652,11 @@ class RegexParser {
           hi = h;
           this.pos++;
         }
-        if (hi < lo) this.err("invalid character class range", String.fromCodePoint(...this.cps.slice(itemStart, this.pos)));
+        if (hi < lo)
+          this.err(
+            "invalid character class range",
+            String.fromCodePoint(...this.cps.slice(itemStart, this.pos)),
+          );
       }
       b.addRange(lo, hi);
     }

@@ -48,7 +48,8 @@ function quoteJson(s: string): string {
       esc = `\\u${c.toString(16)}`;
     } else if (c >= 0xd800 && c <= 0xdfff) {
       // Lone surrogates are not valid UTF-8: Go writes U+FFFD.
-      const hi = c <= 0xdbff && i + 1 < s.length && s.charCodeAt(i + 1) >= 0xdc00 && s.charCodeAt(i + 1) <= 0xdfff;
+      const hi =
+        c <= 0xdbff && i + 1 < s.length && s.charCodeAt(i + 1) >= 0xdc00 && s.charCodeAt(i + 1) <= 0xdfff;
       if (hi) {
         i++;
         continue;
@@ -97,7 +98,8 @@ function encode(v: Value, indent: string): string {
   if (v instanceof GoTime) return quoteJson(formatTime(v, LAYOUTS.RFC3339Nano));
   if (v instanceof Duration) return v.ns.toString();
   if (v instanceof GoMonth || v instanceof GoWeekday) return String(v.n);
-  if (v instanceof AnyKeyMap) throw new FilterRuntimeError("json: unsupported type: map[interface {}]interface {}");
+  if (v instanceof AnyKeyMap)
+    throw new FilterRuntimeError("json: unsupported type: map[interface {}]interface {}");
   if (isPlainMap(v)) {
     const m = v as PlainMap;
     const keys = Object.keys(m).sort(compareStrings);
@@ -116,7 +118,8 @@ export function toJSON(v: Value): string {
 /** Replaces every JSON number by a float value, in place (objects come from JSON.parse). */
 function floatify(v: unknown): Value {
   if (typeof v === "number") {
-    if (!Number.isFinite(v)) throw new FilterRuntimeError("json: cannot unmarshal number into Go value of type float64");
+    if (!Number.isFinite(v))
+      throw new FilterRuntimeError("json: cannot unmarshal number into Go value of type float64");
     return Number.isInteger(v) ? new GoFloat(v) : v;
   }
   if (v === null || typeof v !== "object") return v as Value;
@@ -137,7 +140,8 @@ function floatify(v: unknown): Value {
 
 function reviveFloat(_key: string, v: unknown): unknown {
   if (typeof v === "number") {
-    if (!Number.isFinite(v)) throw new FilterRuntimeError("json: cannot unmarshal number into Go value of type float64");
+    if (!Number.isFinite(v))
+      throw new FilterRuntimeError("json: cannot unmarshal number into Go value of type float64");
     return Number.isInteger(v) ? new GoFloat(v) : v;
   }
   return v;

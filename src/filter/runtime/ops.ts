@@ -3,8 +3,8 @@
  * uses these when static types do not allow a specialised fast path.
  */
 import { FilterRuntimeError } from "../errors.js";
-import { methodsOfValue } from "../time/methods.js";
 import { GoTime, subTimes } from "../time/go-time.js";
+import { methodsOfValue } from "../time/methods.js";
 import { byteAt, byteLength, compareStrings, sliceBytes } from "./utf8.js";
 import {
   AnyKeyMap,
@@ -119,7 +119,8 @@ export function plus(a: Value): Value {
 
 /** Three-way comparison for `<`, `>`, `<=`, `>=`; NaN compares as "unordered" (returns NaN). */
 export function compare(a: Value, b: Value, op: string): number {
-  if (typeof a === "number" && typeof b === "number") return a < b ? -1 : a > b ? 1 : a === b ? 0 : Number.NaN;
+  if (typeof a === "number" && typeof b === "number")
+    return a < b ? -1 : a > b ? 1 : a === b ? 0 : Number.NaN;
   if (isNum(a) && isNum(b)) {
     if (isIntV(a) && isIntV(b)) return a < b ? -1 : a > b ? 1 : 0;
     const x = toF(a);
@@ -139,16 +140,17 @@ export const moreOrEqual = (a: Value, b: Value): boolean => compare(a, b, ">=") 
 
 /** runtime.Equal: numbers across int/float, times by instant, arrays element-wise, else DeepEqual. */
 export function equal(a: Value, b: Value): boolean {
-  if (a === b && typeof a !== "object") return a === a; // NaN !== NaN
+  if (a === b && typeof a !== "object") return true; // never NaN: NaN !== NaN
   if (a === null || a === undefined) return b === null || b === undefined;
   if (b === null || b === undefined) return false;
   if (isNum(a)) return isNum(b) && numEqual(a, b);
   if (typeof a === "string" || typeof a === "boolean") return a === b;
   if (a instanceof GoTime) return b instanceof GoTime && a.equal(b);
   if (a instanceof Duration) return b instanceof Duration && a.ns === b.ns;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!equal(a[i], b[i])) return false;
+  if (Array.isArray(a) || a instanceof Uint8Array) {
+    // Slices of any element type compare element-wise ([]byte against []any too).
+    if (!(Array.isArray(b) || b instanceof Uint8Array) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!equal(a[i] as Value, b[i] as Value)) return false;
     return true;
   }
   return deepEqual(a, b);
@@ -289,7 +291,9 @@ export function fetch(from: Value, i: Value): Value {
   if (isPlainMap(from)) {
     if (i === null || i === undefined) return mapGet(from, "");
     if (typeof i !== "string") {
-      throw new FilterRuntimeError(`reflect.Value.MapIndex: value of type ${goTypeName(i)} is not assignable to type string`);
+      throw new FilterRuntimeError(
+        `reflect.Value.MapIndex: value of type ${goTypeName(i)} is not assignable to type string`,
+      );
     }
     return mapGet(from, i);
   }

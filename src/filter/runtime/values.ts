@@ -197,7 +197,7 @@ export function floatToInt(f: number): Int {
   if (Number.isNaN(f) || !Number.isFinite(f)) return -9223372036854775808n;
   const t = Math.trunc(f);
   if (t >= MIN_SAFE && t <= MAX_SAFE) return t + 0;
-  if (t >= 9223372036854775808 || t < -9223372036854775808) return -9223372036854775808n;
+  if (t >= 2 ** 63 || t < -(2 ** 63)) return -9223372036854775808n;
   return intFromBig(BigInt(t));
 }
 

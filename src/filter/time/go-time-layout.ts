@@ -7,7 +7,7 @@ import { daysIn, isLeap } from "./calendar.js";
 import { GoTime } from "./go-time.js";
 import { Local, Location, UTC } from "./zones.js";
 
-const enum Std {
+enum Std {
   None = 0,
   LongMonth,
   Month,
@@ -94,7 +94,8 @@ function nextStdChunk(layout: string): Chunk {
         break;
       case "0": {
         const n = layout[i + 1];
-        if (n !== undefined && n >= "1" && n <= "6") return chunk(layout, i, STD0X[n.charCodeAt(0) - 49] as Std, 2);
+        if (n !== undefined && n >= "1" && n <= "6")
+          return chunk(layout, i, STD0X[n.charCodeAt(0) - 49] as Std, 2);
         if (layout.startsWith("002", i)) return chunk(layout, i, Std.ZeroYearDay, 3);
         break;
       }
@@ -107,7 +108,13 @@ function nextStdChunk(layout: string): Chunk {
       case "_":
         if (layout[i + 1] === "2") {
           if (layout.startsWith("2006", i + 1)) {
-            return { prefix: layout.slice(0, i + 1), std: Std.LongYear, digits: 0, sep: "", suffix: layout.slice(i + 5) };
+            return {
+              prefix: layout.slice(0, i + 1),
+              std: Std.LongYear,
+              digits: 0,
+              sep: "",
+              suffix: layout.slice(i + 5),
+            };
           }
           return chunk(layout, i, Std.UnderDay, 2);
         }
@@ -455,13 +462,20 @@ function parseTimeZone(value: string): number {
 }
 
 function parseError(layout: string, value: string, extra = ""): FilterRuntimeError {
-  return new FilterRuntimeError(`parsing time ${JSON.stringify(value)} as ${JSON.stringify(layout)}: cannot parse${extra}`);
+  return new FilterRuntimeError(
+    `parsing time ${JSON.stringify(value)} as ${JSON.stringify(layout)}: cannot parse${extra}`,
+  );
 }
 
 /**
  * Go time.Parse (defaultLoc = UTC) / time.ParseInLocation (defaultLoc = loc, local = loc).
  */
-export function parseTime(layoutIn: string, valueIn: string, defaultLoc: Location = UTC, local: Location = Local): GoTime {
+export function parseTime(
+  layoutIn: string,
+  valueIn: string,
+  defaultLoc: Location = UTC,
+  local: Location = Local,
+): GoTime {
   let layout = layoutIn;
   let value = valueIn;
   let amSet = false;

@@ -27,10 +27,10 @@ import {
   type Type,
   WEEKDAY,
 } from "../types.js";
+import { isLeap } from "./calendar.js";
 import { formatDuration } from "./duration.js";
 import { GoTime, subTimes, ZERO_TIME_SEC } from "./go-time.js";
 import { formatTime, LAYOUTS } from "./go-time-layout.js";
-import { isLeap } from "./calendar.js";
 import { Local, Location, UTC } from "./zones.js";
 
 export interface MethodSpec {
@@ -110,7 +110,13 @@ export const TIME_METHODS: ReadonlyMap<string, MethodSpec> = new Map<string, Met
   ["Format", { type: T([STRING], STRING), call: (t, a) => formatTime(t as GoTime, stringArg(a[0])) }],
   ["String", { type: T([], STRING), call: (t) => formatTime(t as GoTime, LAYOUTS.String) }],
   ["Add", { type: T([DURATION], TIME), call: (t, a) => (t as GoTime).addNanos(durationArg(a[0])) }],
-  ["Sub", { type: T([TIME], DURATION), call: (t, a) => new Duration(intFromBig(subTimes(t as GoTime, timeArg(a[0])))) }],
+  [
+    "Sub",
+    {
+      type: T([TIME], DURATION),
+      call: (t, a) => new Duration(intFromBig(subTimes(t as GoTime, timeArg(a[0])))),
+    },
+  ],
   [
     "AddDate",
     {
@@ -136,7 +142,10 @@ export const TIME_METHODS: ReadonlyMap<string, MethodSpec> = new Map<string, Met
   ["Equal", { type: T([TIME], BOOL), call: (t, a) => (t as GoTime).equal(timeArg(a[0])) }],
   ["IsZero", { type: T([], BOOL), call: (t) => (t as GoTime).isZero() }],
   ["IsDST", { type: T([], BOOL), call: (t) => isDST(t as GoTime) }],
-  ["Truncate", { type: T([DURATION], TIME), call: (t, a) => roundTime(t as GoTime, durationArg(a[0]), false) }],
+  [
+    "Truncate",
+    { type: T([DURATION], TIME), call: (t, a) => roundTime(t as GoTime, durationArg(a[0]), false) },
+  ],
   ["Round", { type: T([DURATION], TIME), call: (t, a) => roundTime(t as GoTime, durationArg(a[0]), true) }],
   ["UTC", { type: T([], TIME), call: (t) => (t as GoTime).in(UTC) }],
   ["Local", { type: T([], TIME), call: (t) => (t as GoTime).in(Local) }],
@@ -180,11 +189,17 @@ export const DURATION_METHODS: ReadonlyMap<string, MethodSpec> = new Map<string,
   ["String", { type: T([], STRING), call: (d) => formatDuration(durNs(d)) }],
   [
     "Truncate",
-    { type: T([DURATION], DURATION), call: (d, a) => new Duration(intFromBig(roundDuration(durNs(d), durationArg(a[0]), false))) },
+    {
+      type: T([DURATION], DURATION),
+      call: (d, a) => new Duration(intFromBig(roundDuration(durNs(d), durationArg(a[0]), false))),
+    },
   ],
   [
     "Round",
-    { type: T([DURATION], DURATION), call: (d, a) => new Duration(intFromBig(roundDuration(durNs(d), durationArg(a[0]), true))) },
+    {
+      type: T([DURATION], DURATION),
+      call: (d, a) => new Duration(intFromBig(roundDuration(durNs(d), durationArg(a[0]), true))),
+    },
   ],
   [
     "Abs",

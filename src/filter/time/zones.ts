@@ -131,7 +131,9 @@ function ianaLookup(zone: string, unixSec: number): ZoneInfo {
 function zoneAbbreviation(zone: string, ms: number, offset: number): string {
   let fs = nameFormatters.get(zone);
   if (!fs) {
-    fs = ["en-US", "en-GB"].map((loc) => new Intl.DateTimeFormat(loc, { timeZone: zone, timeZoneName: "short" }));
+    fs = ["en-US", "en-GB"].map(
+      (loc) => new Intl.DateTimeFormat(loc, { timeZone: zone, timeZoneName: "short" }),
+    );
     nameFormatters.set(zone, fs);
   }
   for (const f of fs) {
