@@ -128,17 +128,33 @@ function ianaLookup(zone: string, unixSec: number): ZoneInfo {
   return { offset, abbr: zoneAbbreviation(zone, flooredMs, offset) };
 }
 
+/** tzdata abbreviations that Intl only spells as "GMT+n" (zones without daylight saving time). */
+const FIXED_ABBREVIATIONS: Readonly<Record<string, string>> = {
+  "Asia/Tokyo": "JST",
+  "Asia/Seoul": "KST",
+  "Asia/Shanghai": "CST",
+  "Asia/Taipei": "CST",
+  "Asia/Hong_Kong": "HKT",
+  "Asia/Karachi": "PKT",
+  "Asia/Jakarta": "WIB",
+  "Asia/Manila": "PST",
+  "Europe/Moscow": "MSK",
+};
+
 function zoneAbbreviation(zone: string, ms: number, offset: number): string {
+  const fixed = FIXED_ABBREVIATIONS[zone];
+  if (fixed) return fixed;
   let fs = nameFormatters.get(zone);
   if (!fs) {
-    fs = ["en-US", "en-GB"].map(
+    fs = ["en-US", "en-GB", "en-AU", "en-IN", "en-ZA"].map(
       (loc) => new Intl.DateTimeFormat(loc, { timeZone: zone, timeZoneName: "short" }),
     );
     nameFormatters.set(zone, fs);
   }
   for (const f of fs) {
     const name = f.formatToParts(new Date(ms)).find((p) => p.type === "timeZoneName")?.value ?? "";
-    if (name && !name.startsWith("GMT") && !name.startsWith("UTC")) return name;
+    // Skip "GMT+n" forms, and Intl's invented names (e.g. "GST") that tzdata dropped.
+    if (name && !name.startsWith("GMT") && !name.startsWith("UTC") && name !== "GST") return name;
   }
   if (offset === 0 && (zone === "UTC" || zone === "Etc/UTC")) return "UTC";
   if (offset === 0) return "GMT";
