@@ -1,0 +1,313 @@
+import type { Broker } from "../contract/broker.js";
+import { ClosedError, InvalidArgumentError, MqliteError } from "../contract/errors.js";
+import type {
+  AbandonOptions,
+  BrokerStatus,
+  CompleteResult,
+  FilterSample,
+  LockRef,
+  Message,
+  OutgoingMessage,
+  PeekOptions,
+  PurgeOptions,
+  QueueConfig,
+  QueueInfo,
+  QueueStats,
+  ReceiveOptions,
+  RedriveOptions,
+  RejectOptions,
+  RenewResult,
+  SendOptions,
+  SubscribeOptions,
+  SubscriptionInfo,
+  TestFilterResult,
+} from "../contract/types.js";
+import {
+  messageFromWire,
+  outgoingToWire,
+  queueConfigToWire,
+  queueInfoFromWire,
+  sampleToWire,
+} from "../wire/index.js";
+import { anySignal } from "./signals.js";
+import { type ConnectOptions, Transport } from "./transport.js";
+
+/** A whole number for an int field (the engine truncates the same way); NaN and absent are 0. */
+const whole = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? 0 : Math.trunc(n));
+
+/** Refuses a negative duration, as the embedded engine does (the wire itself would ignore it). */
+function notNegative(value: number | undefined, field: string): number | undefined {
+  if (value !== undefined && value < 0)
+    throw new InvalidArgumentError(`mqlite: ${field} must not be negative`);
+  return value;
+}
+
+const lockRefs = (items: LockRef[]) =>
+  items.map((i) => ({ seq_number: i.seqNumber, lock_token: i.lockToken }));
+
+/**
+ * The `Broker` contract over HTTP: every call is one RPC of a served broker, with the same types,
+ * the same named errors, and the same behaviour as the embedded engine.
+ */
+export class RemoteBroker implements Broker {
+  private readonly http: Transport;
+
+  constructor(url: string, options: ConnectOptions = {}) {
+    this.http = new Transport(url, options);
+  }
+
+  // --- queues -------------------------------------------------------------------------------------
+
+  async createQueue(name: string, config?: QueueConfig): Promise<void> {
+    await this.http.call("createQueue", { name, config: queueConfigToWire(config) });
+  }
+
+  async deleteQueue(name: string): Promise<void> {
+    await this.http.call("deleteQueue", { name });
+  }
+
+  async listQueues(): Promise<QueueInfo[]> {
+    return (await this.http.call("listQueues", undefined)).queues.map(queueInfoFromWire);
+  }
+
+  async stats(queue: string): Promise<QueueStats> {
+    const s = await this.http.call("stats", { queue });
+    return {
+      queue: s.queue,
+      active: s.active,
+      locked: s.locked,
+      deferred: s.deferred,
+      scheduled: s.scheduled,
+      deadLettered: s.dead_lettered,
+      total: s.total,
+      oldestMessageAgeMs: s.oldest_message_age_ms,
+    };
+  }
+
+  // --- sending ------------------------------------------------------------------------------------
+
+  async send(
+    queue: string,
+    messages: OutgoingMessage | OutgoingMessage[],
+    options: SendOptions = {},
+  ): Promise<number[]> {
+    const list = (Array.isArray(messages) ? messages : [messages]).map(outgoingToWire);
+    notNegative(options.ttlMs, "ttl_ms");
+    if (list.length === 0) return [];
+    const res = await this.http.call("send", {
+      queue,
+      messages: list,
+      ...(options.scheduledAt !== undefined && { scheduled_enqueue_time_ms: options.scheduledAt }),
+      ...(options.ttlMs !== undefined && { ttl_ms: options.ttlMs }),
+    });
+    return res.seq_numbers ?? [];
+  }
+
+  schedule(
+    queue: string,
+    messages: OutgoingMessage | OutgoingMessage[],
+    scheduledAt: number,
+    options: Omit<SendOptions, "scheduledAt"> = {},
+  ): Promise<number[]> {
+    return this.send(queue, messages, { ...options, scheduledAt });
+  }
+
+  async cancel(queue: string, seqNumber: number): Promise<void> {
+    await this.http.call("cancel", { queue, seq_number: seqNumber });
+  }
+
+  // --- receiving and settling -----------------------------------------------------------------------
+
+  async receive(queue: string, options: ReceiveOptions = {}): Promise<Message[]> {
+    const mode = options.mode ?? "peek-lock";
+    if (mode !== "peek-lock" && mode !== "receive-and-delete") {
+      throw new InvalidArgumentError(`mqlite: unknown receive mode "${mode}"`);
+    }
+    // A long-poll ends early: with nothing when the caller aborts, with `closed` when the client closes.
+    const linked = anySignal(
+      options.signal ? [options.signal, this.http.closing.signal] : [this.http.closing.signal],
+    );
+    const signal = linked.signal;
+    try {
+      const res = await this.http.call(
+        "receive",
+        {
+          queue,
+          max_messages: whole(options.maxMessages),
+          wait_time_ms: whole(options.waitMs),
+          receive_mode: mode === "receive-and-delete" ? 1 : 0,
+          ...(options.attemptId && { receive_attempt_id: options.attemptId }),
+        },
+        signal,
+      );
+      return res.messages.map(messageFromWire);
+    } catch (err) {
+      if (!signal.aborted || err instanceof MqliteError) throw err;
+      if (this.http.closing.signal.aborted) throw new ClosedError();
+      return [];
+    } finally {
+      linked.release();
+    }
+  }
+
+  async receiveDeferred(queue: string, seqNumbers: number[]): Promise<Message[]> {
+    return (await this.http.call("receiveDeferred", { queue, seq_numbers: seqNumbers })).messages.map(
+      messageFromWire,
+    );
+  }
+
+  async complete(queue: string, seqNumber: number, lockToken: string): Promise<void> {
+    await this.http.call("complete", { queue, seq_number: seqNumber, lock_token: lockToken });
+  }
+
+  async completeBatch(queue: string, items: LockRef[]): Promise<CompleteResult[]> {
+    const res = await this.http.call("completeBatch", { queue, messages: lockRefs(items) });
+    return res.results.map((r) => ({ seqNumber: r.seq_number, ok: r.ok }));
+  }
+
+  async abandon(
+    queue: string,
+    seqNumber: number,
+    lockToken: string,
+    options: AbandonOptions = {},
+  ): Promise<void> {
+    const delay = notNegative(options.delayMs, "delay_ms");
+    await this.http.call("abandon", {
+      queue,
+      seq_number: seqNumber,
+      lock_token: lockToken,
+      ...(delay !== undefined && { delay_ms: delay }),
+    });
+  }
+
+  async reject(
+    queue: string,
+    seqNumber: number,
+    lockToken: string,
+    options: RejectOptions = {},
+  ): Promise<void> {
+    await this.http.call("reject", {
+      queue,
+      seq_number: seqNumber,
+      lock_token: lockToken,
+      ...(options.reason && { dead_letter_reason: options.reason }),
+      ...(options.description && { dead_letter_description: options.description }),
+    });
+  }
+
+  async defer(queue: string, seqNumber: number, lockToken: string): Promise<void> {
+    await this.http.call("defer", { queue, seq_number: seqNumber, lock_token: lockToken });
+  }
+
+  async renew(queue: string, seqNumber: number, lockToken: string): Promise<void> {
+    await this.http.call("renew", { queue, seq_number: seqNumber, lock_token: lockToken });
+  }
+
+  async renewBatch(queue: string, items: LockRef[]): Promise<RenewResult[]> {
+    const res = await this.http.call("renewBatch", { queue, messages: lockRefs(items) });
+    return res.results.map((r) => ({
+      seqNumber: r.seq_number,
+      ok: r.ok,
+      ...(r.locked_until_ms !== undefined && { lockedUntil: r.locked_until_ms }),
+    }));
+  }
+
+  // --- inspecting and the dead-letter queue ---------------------------------------------------------
+
+  async peek(queue: string, options: PeekOptions = {}): Promise<Message[]> {
+    const res = await this.http.call("peek", {
+      queue,
+      ...(options.fromSeq !== undefined && { from_seq: options.fromSeq }),
+      ...(options.state && { state: options.state }),
+      max: whole(options.max),
+    });
+    return res.messages.map(messageFromWire);
+  }
+
+  async redrive(queue: string, options: RedriveOptions = {}): Promise<number> {
+    const res = await this.http.call("redrive", {
+      queue,
+      ...(options.target && { target: options.target }),
+      ...(options.max !== undefined && { max: options.max }),
+      ...(options.olderThanMs !== undefined && { older_than_ms: options.olderThanMs }),
+      ...(options.ratePerSec !== undefined && { rate_per_sec: options.ratePerSec }),
+    });
+    return res.moved;
+  }
+
+  async purge(queue: string, options: PurgeOptions = {}): Promise<number> {
+    const res = await this.http.call("purge", {
+      queue,
+      ...(options.max !== undefined && { max: options.max }),
+      ...(options.olderThanMs !== undefined && { older_than_ms: options.olderThanMs }),
+    });
+    return res.purged;
+  }
+
+  // --- topics -------------------------------------------------------------------------------------
+
+  async subscribe(topic: string, name: string, options: SubscribeOptions = {}): Promise<void> {
+    await this.http.call("subscribe", {
+      topic,
+      name,
+      ...(options.filter && { filter: { expr: options.filter } }),
+      ...(options.config && { config: queueConfigToWire(options.config) }),
+    });
+  }
+
+  async unsubscribe(topic: string, name: string): Promise<void> {
+    await this.http.call("unsubscribe", { topic, name });
+  }
+
+  async pauseSubscription(topic: string, name: string): Promise<void> {
+    await this.http.call("pauseSubscription", { topic, name });
+  }
+
+  async resumeSubscription(topic: string, name: string): Promise<void> {
+    await this.http.call("resumeSubscription", { topic, name });
+  }
+
+  async listSubscriptions(): Promise<SubscriptionInfo[]> {
+    const res = await this.http.call("listSubscriptions", undefined);
+    return res.subscriptions.map((s) => ({
+      topic: s.topic,
+      name: s.name,
+      kind: (s.kind || "queue") as SubscriptionInfo["kind"],
+      ...(s.expr && { filter: s.expr }),
+      paused: s.paused ?? false,
+      createdAt: s.created_at_ms ?? 0,
+    }));
+  }
+
+  async testFilter(filter: string, sample?: FilterSample): Promise<TestFilterResult> {
+    const r = await this.http.call("testFilter", {
+      expr: filter,
+      ...(sample && { message: sampleToWire(sample) }),
+    });
+    return { valid: r.valid, ...(r.error && { error: r.error }), ran: r.ran, matched: r.matched };
+  }
+
+  // --- the broker ---------------------------------------------------------------------------------
+
+  async status(): Promise<BrokerStatus> {
+    const s = await this.http.call("status", undefined);
+    return {
+      version: s.version,
+      backend: s.backend as BrokerStatus["backend"],
+      remote: s.remote,
+      location: s.location,
+      schemaVersion: s.schema_version,
+      pingMs: s.ping_ms,
+      dbSizeBytes: s.db_size_bytes,
+      queues: s.queues,
+      subscriptions: s.subscriptions,
+      uptimeMs: s.uptime_ms,
+      auth: s.auth,
+    };
+  }
+
+  /** Closes this client (not the server): refuses new calls, ends long-polls, waits for calls in flight. */
+  close(): Promise<void> {
+    return this.http.close();
+  }
+}

@@ -1,0 +1,70 @@
+import { Hono } from "hono";
+import { ClosedError, NotFoundError } from "../contract/errors.js";
+import type { Logger } from "../engine/logger.js";
+import { openApiJson } from "../wire/index.js";
+import { accessLog } from "./access-log.js";
+import { bearerAuth } from "./auth.js";
+import { corsMiddleware, resolveCors } from "./cors.js";
+import { discoveryCard } from "./discovery.js";
+import type { ServerEnv, ServerState } from "./env.js";
+import { ServerMetrics } from "./metrics.js";
+import type { ServerOptions } from "./options.js";
+import { errorJson, json } from "./respond.js";
+import { registerRpcs } from "./rpc/register.js";
+import { registerUi } from "./ui.js";
+
+/** The hono app of a served broker, with what its lifecycle needs. */
+export interface ServerApp {
+  app: Hono<ServerEnv>;
+  metrics: ServerMetrics;
+}
+
+/**
+ * Builds the HTTP API in the original's middleware order: CORS → access log → auth → RPC-latency
+ * observer → router. (A graceful stop's refusal sits between the access log and auth.)
+ */
+export function createServerApp(
+  options: ServerOptions & { logger: Logger; version: string },
+  stopping: AbortSignal,
+): ServerApp {
+  const tokens = options.tokens ?? [];
+  const state: ServerState = {
+    broker: options.broker,
+    logger: options.logger,
+    version: options.version,
+    auth: tokens.length > 0,
+    maxMessageBytes: options.maxMessageBytes,
+    stopping,
+  };
+  const metrics = new ServerMetrics(options.broker);
+  const app = new Hono<ServerEnv>();
+
+  const origin = resolveCors(options.cors, state.auth);
+  if (origin) app.use("*", corsMiddleware(origin));
+  app.use("*", accessLog(options.logger));
+  app.use("*", async (c, next) => {
+    if (!stopping.aborted) return next();
+    c.header("Connection", "close");
+    return errorJson(c, new ClosedError("mqlite: the server is stopping"));
+  });
+  if (state.auth) app.use("*", bearerAuth(tokens));
+
+  registerRpcs(app, state, metrics);
+  app.all("/", (c) => json(c, 200, discoveryCard(state.version, state.auth, !!options.ui)));
+  app.all("/healthz", (c) => c.text("ok"));
+  app.all("/metrics", async (c) => {
+    try {
+      return c.body(await metrics.render(), 200, { "Content-Type": metrics.contentType });
+    } catch (err) {
+      return c.text(`metrics: ${(err as Error).message}`, 500);
+    }
+  });
+  app.all("/openapi.json", (c) =>
+    c.body(openApiJson(state.version), 200, { "Content-Type": "application/json" }),
+  );
+  registerUi(app, options.ui);
+
+  app.notFound((c) => errorJson(c, new NotFoundError(`no such path: ${c.req.path}`)));
+  app.onError((err, c) => errorJson(c, err));
+  return { app, metrics };
+}

@@ -1,0 +1,37 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { MiddlewareHandler } from "hono";
+import { UnauthenticatedError } from "../contract/errors.js";
+import type { ServerEnv } from "./env.js";
+import { errorJson } from "./respond.js";
+
+/** Paths that need no token: exactly `/`, `/healthz`, `/ui`, and everything under `/ui/`. */
+export function isOpenPath(path: string): boolean {
+  return path === "/" || path === "/healthz" || path === "/ui" || path.startsWith("/ui/");
+}
+
+const digest = (token: string) => createHash("sha256").update(token).digest();
+
+/**
+ * Checks `Authorization: Bearer <token>` against every configured token in constant time
+ * (equal-length digests, no early exit). As the original, the literal prefix `"Bearer "` is
+ * stripped when present, and otherwise the whole header is taken as the token.
+ */
+export function tokenChecker(tokens: readonly string[]): (header: string | undefined) => boolean {
+  const digests = tokens.map(digest);
+  return (header) => {
+    const value = header ?? "";
+    const presented = digest(value.startsWith("Bearer ") ? value.slice("Bearer ".length) : value);
+    let ok = false;
+    for (const d of digests) ok = timingSafeEqual(presented, d) || ok;
+    return ok;
+  };
+}
+
+/** 401 `unauthenticated` for any non-open path without a valid token. */
+export function bearerAuth(tokens: readonly string[]): MiddlewareHandler<ServerEnv> {
+  const check = tokenChecker(tokens);
+  return async (c, next) => {
+    if (isOpenPath(c.req.path) || check(c.req.header("authorization"))) return next();
+    return errorJson(c, new UnauthenticatedError());
+  };
+}

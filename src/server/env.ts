@@ -1,0 +1,35 @@
+import type { Broker } from "../contract/broker.js";
+import type { Logger } from "../engine/logger.js";
+
+/** What the access log records of one request, filled in by the handler. */
+export interface AccessFields {
+  rpc?: string;
+  queue?: string;
+  /** Messages in a Send. */
+  n?: number;
+  /** Messages in a Receive/Peek answer. */
+  msgs?: number;
+  seq?: number;
+  msg_id?: string;
+  /** The error code of an error answer. */
+  code?: string;
+  /** Log at debug (an empty Receive). */
+  quiet?: boolean;
+}
+
+/** Hono's per-request variables. */
+export interface ServerEnv {
+  Variables: { access: AccessFields };
+}
+
+/** What the middleware and handlers share about the running server. */
+export interface ServerState {
+  broker: Broker;
+  logger: Logger;
+  version: string;
+  /** True when tokens are configured. */
+  auth: boolean;
+  maxMessageBytes: number | undefined;
+  /** Aborted when a graceful stop begins: long-polls answer empty, new calls are refused. */
+  stopping: AbortSignal;
+}

@@ -1,0 +1,20 @@
+/**
+ * The served broker: MQLite's HTTP wire contract over any `Broker`, with bearer auth, CORS,
+ * metrics, the discovery card, /openapi.json and the console's static files.
+ * @module
+ */
+export { createServerApp, type ServerApp } from "./app.js";
+export { isOpenPath, tokenChecker } from "./auth.js";
+export { type DiscoveryCard, discoveryCard } from "./discovery.js";
+export { RPC_BUCKETS, ServerMetrics } from "./metrics.js";
+export {
+  DEFAULT_GRACE_MS,
+  DEFAULT_PORT,
+  type ListenOptions,
+  MAX_REQUEST_BYTES,
+  type RunningServer,
+  type ServerOptions,
+  type StartServerOptions,
+} from "./options.js";
+export { startServer } from "./start.js";
+export { defaultConsoleDir } from "./ui.js";

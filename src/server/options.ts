@@ -1,0 +1,55 @@
+import type { Broker } from "../contract/broker.js";
+import type { Logger } from "../engine/logger.js";
+
+/** Options of the served broker (`createServerApp`, `startServer`). */
+export interface ServerOptions {
+  /** The broker to serve: usually an embedded `SqliteBroker`, but any `Broker` works. */
+  broker: Broker;
+  /** Bearer tokens; empty or absent turns auth off. */
+  tokens?: readonly string[];
+  /**
+   * `Access-Control-Allow-Origin` for every response, or `false` for no CORS. Absent: `"*"` when
+   * auth is on, off when it is not (the original's rule).
+   */
+  cors?: string | false;
+  /** Serve the console's static files from `dir` under `/ui/`, or `false` (default) for none. */
+  ui?: { dir: string } | false;
+  /** Largest message body the server accepts (413 beyond); the broker's own limit applies as well. */
+  maxMessageBytes?: number;
+  /** The access log (one line per request) and server warnings. Default: pino at info to stdout. */
+  logger?: Logger;
+  /** The version in the discovery card and /openapi.json. Default: the package version. */
+  version?: string;
+  /** Close the broker once the server has stopped. Default true. */
+  closeBroker?: boolean;
+  /** How long a graceful stop waits for calls in flight before cutting connections. Default 25 s. */
+  graceMs?: number;
+}
+
+/** Where `startServer` listens. */
+export interface ListenOptions {
+  /** Default `127.0.0.1`. */
+  host?: string;
+  /** Default 6754; 0 picks a free port. */
+  port?: number;
+}
+
+export type StartServerOptions = ServerOptions & ListenOptions;
+
+/** A running served broker. */
+export interface RunningServer {
+  /** `http://host:port` (IPv6 hosts in brackets). */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  /**
+   * Graceful stop: refuse new calls, wake long-polls with an empty answer, finish calls in flight
+   * (cutting connections after `graceMs`), then close the broker.
+   */
+  close(): Promise<void>;
+}
+
+/** The request-size cap of every RPC (32 MiB), as the original's MaxBodyBytes. */
+export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
+export const DEFAULT_GRACE_MS = 25_000;
+export const DEFAULT_PORT = 6754;

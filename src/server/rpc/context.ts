@@ -1,0 +1,24 @@
+import type { Broker } from "../../contract/broker.js";
+import type { RequestOf, ResponseOf, RouteName } from "../../wire/index.js";
+import type { AccessFields } from "../env.js";
+import type { ServerMetrics } from "../metrics.js";
+
+/** What an RPC handler gets besides its decoded request. */
+export interface RpcContext {
+  broker: Broker;
+  /** Aborted when the client goes away or a graceful stop begins (long-polls end early). */
+  signal: AbortSignal;
+  /** Aborted when a graceful stop begins. */
+  stopping: AbortSignal;
+  /** Whether the server checks tokens (Status reports it). */
+  auth: boolean;
+  maxMessageBytes: number | undefined;
+  metrics: ServerMetrics;
+  /** Adds fields to the access-log line. */
+  note(fields: AccessFields): void;
+}
+
+export type Handler<K extends RouteName> = (req: RequestOf<K>, ctx: RpcContext) => Promise<ResponseOf<K>>;
+
+/** One handler per route of the wire table. */
+export type Handlers = { [K in RouteName]: Handler<K> };

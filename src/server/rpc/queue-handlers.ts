@@ -1,0 +1,200 @@
+import { CanceledError, ClosedError, MessageTooLargeError } from "../../contract/errors.js";
+import type { OutgoingMessage } from "../../contract/types.js";
+import { messageToWire, outgoingFromWire, type RequestOf, type ResponseOf } from "../../wire/index.js";
+import type { Handlers, RpcContext } from "./context.js";
+
+type QueueRoutes =
+  | "send"
+  | "receive"
+  | "complete"
+  | "completeBatch"
+  | "renewBatch"
+  | "abandon"
+  | "reject"
+  | "defer"
+  | "receiveDeferred"
+  | "renew"
+  | "schedule"
+  | "cancel"
+  | "peek"
+  | "stats";
+
+const OK = { ok: true } as const;
+
+/** The server's own per-message cap, checked before the broker sees the request (413). */
+function checkBodies(messages: OutgoingMessage[], max: number | undefined): void {
+  if (max === undefined) return;
+  for (const m of messages) {
+    const size = (m.body as Buffer).length;
+    if (size > max)
+      throw new MessageTooLargeError(`mqlite: message body of ${size} bytes is over the ${max}-byte limit`);
+  }
+}
+
+/** Send and Schedule share one handler, as in the original. */
+async function send(req: RequestOf<"send">, ctx: RpcContext): Promise<ResponseOf<"send">> {
+  const queue = req.queue ?? "";
+  const list = req.messages ?? [];
+  ctx.note({ queue, n: list.length });
+  // The original answers an empty Send before looking at the queue.
+  if (list.length === 0) return { seq_numbers: null };
+  const scheduledAt = req.scheduled_enqueue_time_ms ?? 0;
+  const messages = list.map(outgoingFromWire);
+  if (list.length === 1 && messages[0]!.messageId) ctx.note({ msg_id: messages[0]!.messageId });
+  // A negative schedule time is the broker's 400, which comes before the size check.
+  if (scheduledAt >= 0) checkBodies(messages, ctx.maxMessageBytes);
+  const ttl = req.ttl_ms ?? 0;
+  const seqs = await ctx.broker.send(queue, messages, {
+    scheduledAt,
+    ...(ttl > 0 && { ttlMs: ttl }),
+  });
+  if (seqs.length === 1) ctx.note({ seq: seqs[0] });
+  return { seq_numbers: seqs };
+}
+
+async function receive(req: RequestOf<"receive">, ctx: RpcContext): Promise<ResponseOf<"receive">> {
+  const queue = req.queue ?? "";
+  ctx.note({ queue });
+  let messages: Awaited<ReturnType<typeof ctx.broker.receive>>;
+  try {
+    messages = await ctx.broker.receive(queue, {
+      maxMessages: req.max_messages ?? 0,
+      waitMs: req.wait_time_ms ?? 0,
+      mode: req.receive_mode === 1 ? "receive-and-delete" : "peek-lock",
+      ...(req.receive_attempt_id && { attemptId: req.receive_attempt_id }),
+      signal: ctx.signal,
+    });
+  } catch (err) {
+    // A graceful stop wakes long-polls with an empty answer rather than an error.
+    if (ctx.stopping.aborted && (err instanceof CanceledError || err instanceof ClosedError)) messages = [];
+    else throw err;
+  }
+  ctx.note({ msgs: messages.length, ...(messages.length === 0 && { quiet: true }) });
+  return { messages: messages.map(messageToWire) };
+}
+
+/** The fields every settlement reads. */
+function target(
+  req: { queue?: string | null; seq_number?: number | null; lock_token?: string | null },
+  ctx: RpcContext,
+) {
+  const queue = req.queue ?? "";
+  const seq = req.seq_number ?? 0;
+  ctx.note({ queue, seq });
+  return [queue, seq, req.lock_token ?? ""] as const;
+}
+
+export const queueHandlers: Pick<Handlers, QueueRoutes> = {
+  send,
+  schedule: send,
+  receive,
+
+  async complete(req, ctx) {
+    const [queue, seq, token] = target(req, ctx);
+    await ctx.broker.complete(queue, seq, token);
+    ctx.metrics.noteCompleted(queue, 1);
+    return OK;
+  },
+
+  async completeBatch(req, ctx) {
+    const queue = req.queue ?? "";
+    const items = (req.messages ?? []).map((m) => ({
+      seqNumber: m.seq_number ?? 0,
+      lockToken: m.lock_token ?? "",
+    }));
+    ctx.note({ queue, n: items.length });
+    const results = await ctx.broker.completeBatch(queue, items);
+    ctx.metrics.noteCompleted(queue, results.filter((r) => r.ok).length);
+    return { results: results.map((r) => ({ seq_number: r.seqNumber, ok: r.ok })) };
+  },
+
+  async renewBatch(req, ctx) {
+    const queue = req.queue ?? "";
+    const items = (req.messages ?? []).map((m) => ({
+      seqNumber: m.seq_number ?? 0,
+      lockToken: m.lock_token ?? "",
+    }));
+    ctx.note({ queue, n: items.length });
+    const results = await ctx.broker.renewBatch(queue, items);
+    return {
+      results: results.map((r) => ({
+        seq_number: r.seqNumber,
+        ok: r.ok,
+        ...(r.ok && r.lockedUntil && { locked_until_ms: r.lockedUntil }),
+      })),
+    };
+  },
+
+  async abandon(req, ctx) {
+    const [queue, seq, token] = target(req, ctx);
+    const delay = req.delay_ms ?? 0;
+    // The original only parks on a positive delay; anything else releases at once.
+    await ctx.broker.abandon(queue, seq, token, delay > 0 ? { delayMs: delay } : {});
+    return OK;
+  },
+
+  async reject(req, ctx) {
+    const [queue, seq, token] = target(req, ctx);
+    await ctx.broker.reject(queue, seq, token, {
+      reason: req.dead_letter_reason ?? "",
+      description: req.dead_letter_description ?? "",
+    });
+    return OK;
+  },
+
+  async defer(req, ctx) {
+    const [queue, seq, token] = target(req, ctx);
+    await ctx.broker.defer(queue, seq, token);
+    return OK;
+  },
+
+  async renew(req, ctx) {
+    const [queue, seq, token] = target(req, ctx);
+    await ctx.broker.renew(queue, seq, token);
+    return OK;
+  },
+
+  async receiveDeferred(req, ctx) {
+    const queue = req.queue ?? "";
+    ctx.note({ queue });
+    const messages = await ctx.broker.receiveDeferred(queue, req.seq_numbers ?? []);
+    ctx.note({ msgs: messages.length });
+    return { messages: messages.map(messageToWire) };
+  },
+
+  async cancel(req, ctx) {
+    const queue = req.queue ?? "";
+    const seq = req.seq_number ?? 0;
+    ctx.note({ queue, seq });
+    await ctx.broker.cancel(queue, seq);
+    return OK;
+  },
+
+  async peek(req, ctx) {
+    const queue = req.queue ?? "";
+    ctx.note({ queue });
+    const messages = await ctx.broker.peek(queue, {
+      fromSeq: req.from_seq ?? 0,
+      max: req.max ?? 0,
+      ...(req.state && { state: req.state as never }),
+    });
+    ctx.note({ msgs: messages.length });
+    return { messages: messages.map(messageToWire) };
+  },
+
+  async stats(req, ctx) {
+    const queue = req.queue ?? "";
+    ctx.note({ queue });
+    const s = await ctx.broker.stats(queue);
+    return {
+      queue: s.queue,
+      active: s.active,
+      locked: s.locked,
+      deferred: s.deferred,
+      scheduled: s.scheduled,
+      dead_lettered: s.deadLettered,
+      total: s.total,
+      oldest_message_age_ms: s.oldestMessageAgeMs,
+    };
+  },
+};

@@ -1,0 +1,103 @@
+import type { Hono, MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { MessageTooLargeError, UnimplementedError } from "../../contract/errors.js";
+import {
+  decodeRequest,
+  ROUTE_NAMES,
+  ROUTES,
+  type RouteName,
+  type RpcRoute,
+  rpcName,
+  rpcPath,
+} from "../../wire/index.js";
+import type { ServerEnv, ServerState } from "../env.js";
+import type { ServerMetrics } from "../metrics.js";
+import { MAX_REQUEST_BYTES } from "../options.js";
+import { errorJson, json, note } from "../respond.js";
+import { adminHandlers } from "./admin-handlers.js";
+import type { Handler, Handlers, RpcContext } from "./context.js";
+import { queueHandlers } from "./queue-handlers.js";
+
+const handlers: Handlers = { ...queueHandlers, ...adminHandlers };
+
+/** Times the route (only registered RPCs get a histogram series) and names it in the access log. */
+function observe(metrics: ServerMetrics, rpc: string): MiddlewareHandler<ServerEnv> {
+  return async (c, next) => {
+    const started = performance.now();
+    note(c, { rpc });
+    try {
+      await next();
+    } finally {
+      metrics.observe(rpc, (performance.now() - started) / 1000);
+    }
+  };
+}
+
+const postOnly: MiddlewareHandler<ServerEnv> = async (c, next) => {
+  if (c.req.method !== "POST") return errorJson(c, new UnimplementedError("POST required"));
+  return next();
+};
+
+const limitBody = bodyLimit({
+  maxSize: MAX_REQUEST_BYTES,
+  onError: (c) =>
+    errorJson(c as never, new MessageTooLargeError(`request body over ${MAX_REQUEST_BYTES} bytes`)),
+});
+
+/** A signal that aborts with either input; `release` detaches it from both. */
+function eitherSignal(a: AbortSignal, b: AbortSignal): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  if (a.aborted || b.aborted) controller.abort();
+  a.addEventListener("abort", abort, { once: true });
+  b.addEventListener("abort", abort, { once: true });
+  return {
+    signal: controller.signal,
+    release() {
+      a.removeEventListener("abort", abort);
+      b.removeEventListener("abort", abort);
+    },
+  };
+}
+
+function endpoint(name: RouteName, state: ServerState, metrics: ServerMetrics): MiddlewareHandler<ServerEnv> {
+  const route = ROUTES[name] as RpcRoute;
+  const handle = handlers[name] as Handler<RouteName>;
+  const wantsSignal = name === "receive";
+  return async (c) => {
+    try {
+      // ListQueues, ListSubscriptions and Status never read the body, as the original.
+      const req = route.request ? decodeRequest(route.request, await c.req.text()) : undefined;
+      const linked = wantsSignal ? eitherSignal(c.req.raw.signal, state.stopping) : undefined;
+      const ctx: RpcContext = {
+        broker: state.broker,
+        signal: linked?.signal ?? state.stopping,
+        stopping: state.stopping,
+        auth: state.auth,
+        maxMessageBytes: state.maxMessageBytes,
+        metrics,
+        note: (fields) => note(c, fields),
+      };
+      try {
+        return json(c, 200, await handle(req as never, ctx));
+      } finally {
+        linked?.release();
+      }
+    } catch (err) {
+      return errorJson(c, err);
+    }
+  };
+}
+
+/** Registers every RPC of the wire table, in its order: observer → POST check → size cap → handler. */
+export function registerRpcs(app: Hono<ServerEnv>, state: ServerState, metrics: ServerMetrics): void {
+  // hono types handler chains as fixed tuples; this one is built in a loop.
+  const all = app.all as (path: string, ...chain: MiddlewareHandler<ServerEnv>[]) => unknown;
+  for (const name of ROUTE_NAMES) {
+    const route = ROUTES[name] as RpcRoute;
+    const chain: MiddlewareHandler<ServerEnv>[] = [observe(metrics, rpcName(route)), postOnly];
+    if (route.request) chain.push(limitBody as MiddlewareHandler<ServerEnv>);
+    chain.push(endpoint(name, state, metrics));
+    all(rpcPath(route), ...chain);
+  }
+}

@@ -1,0 +1,73 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createAdaptorServer } from "@hono/node-server";
+import { pino } from "pino";
+import { VERSION } from "../version.js";
+import { createServerApp } from "./app.js";
+import { InFlight } from "./in-flight.js";
+import { DEFAULT_GRACE_MS, DEFAULT_PORT, type RunningServer, type StartServerOptions } from "./options.js";
+
+function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+const sleep = (ms: number) =>
+  new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), ms).unref());
+
+/**
+ * Serves a broker over HTTP on `host:port` (default 127.0.0.1:6754).
+ *
+ * ```ts
+ * const broker = await openBroker("./mq.db");
+ * const server = await startServer({ broker, tokens: ["secret"], port: 6754 });
+ * // ... later
+ * await server.close(); // graceful: long-polls answer empty, calls in flight finish, broker closed
+ * ```
+ */
+export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  const host = options.host ?? "127.0.0.1";
+  const logger = options.logger ?? pino();
+  const stopping = new AbortController();
+  const { app } = createServerApp(
+    { ...options, logger, version: options.version ?? VERSION },
+    stopping.signal,
+  );
+  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  // The original's ReadHeaderTimeout 10 s, ReadTimeout 60 s, IdleTimeout 2 min; no write timeout,
+  // so long-polls are never cut (Node's requestTimeout only covers receiving the request).
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 60_000;
+  server.keepAliveTimeout = 120_000;
+  const inFlight = new InFlight();
+  inFlight.track(server);
+  const address = await listen(server, options.port ?? DEFAULT_PORT, host);
+  const urlHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+
+  let closing: Promise<void> | undefined;
+  const stop = async () => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    stopping.abort(); // wakes long-polls; new calls are refused with Connection: close
+    const outcome = await Promise.race([inFlight.idle(), sleep(options.graceMs ?? DEFAULT_GRACE_MS)]);
+    if (outcome === "timeout")
+      logger.warn({ inFlight: inFlight.size }, "grace period over; closing connections");
+    server.closeAllConnections();
+    await closed;
+    if (options.closeBroker !== false) await options.broker.close();
+  };
+  return {
+    url: `http://${urlHost}:${address.port}`,
+    host: address.address,
+    port: address.port,
+    close: () => {
+      closing ??= stop();
+      return closing;
+    },
+  };
+}
