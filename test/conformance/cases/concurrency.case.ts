@@ -199,24 +199,25 @@ cases((factory) => {
       assert.ok(performance.now() - started >= 40);
     });
 
-    it(
-      "14.5 close wakes parked long-polls with closed, waits for work in flight, then refuses work",
-      QUICK,
-      async () => {
-        const parked = s.broker.receive("q", { waitMs: LONG });
-        await settle();
-        const inFlight = s.broker.send("q", { body: "x" });
-        const closing = s.close();
-        await fails(parked, ClosedError, "closed");
-        const [seq] = await inFlight;
-        assert.ok(seq! > 0, "admitted work completes");
-        await closing;
-        await fails(s.broker.send("q", { body: "y" }), ClosedError, "closed");
-        await fails(s.broker.receive("q"), ClosedError, "closed");
-        await fails(s.broker.stats("q"), ClosedError, "closed");
-        await fails(s.broker.peek("q"), ClosedError, "closed");
-      },
-    );
+    it("14.5 close wakes parked long-polls with closed", QUICK, async () => {
+      await s.broker.createQueue("other");
+      const parked = [s.broker.receive("q", { waitMs: LONG }), s.broker.receive("other", { waitMs: LONG })];
+      await settle();
+      await s.close();
+      for (const p of parked) await fails(p, ClosedError, "closed");
+    });
+
+    it("14.5 close waits for work in flight, then refuses new work", QUICK, async () => {
+      const inFlight = s.broker.send("q", { body: "x" });
+      const closing = s.close();
+      const [seq] = await inFlight;
+      assert.ok(seq! > 0, "admitted work completes");
+      await closing;
+      await fails(s.broker.send("q", { body: "y" }), ClosedError, "closed");
+      await fails(s.broker.receive("q"), ClosedError, "closed");
+      await fails(s.broker.stats("q"), ClosedError, "closed");
+      await fails(s.broker.peek("q"), ClosedError, "closed");
+    });
   });
 
   describe("§14 close and durability", () => {
