@@ -28,7 +28,7 @@ export interface ServerOptions {
 
 /** Where `startServer` listens. */
 export interface ListenOptions {
-  /** Default `127.0.0.1`. */
+  /** Default `127.0.0.1`; `""` listens on every interface. */
   host?: string;
   /** Default 6754; 0 picks a free port. */
   port?: number;

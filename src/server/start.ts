@@ -10,10 +10,13 @@ import { DEFAULT_GRACE_MS, DEFAULT_PORT, type RunningServer, type StartServerOpt
 function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, host, () => {
+    const listening = () => {
       server.off("error", reject);
       resolve(server.address() as AddressInfo);
-    });
+    };
+    // An empty host listens on every interface, as Go's ":6754".
+    if (host === "") server.listen(port, listening);
+    else server.listen(port, host, listening);
   });
 }
 
