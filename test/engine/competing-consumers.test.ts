@@ -23,7 +23,16 @@ describe("competing consumers", () => {
       for (const s of seqs) sent.add(s);
     }
 
-    const children = [0, 1].map(() => collectLines(spawnChild("consumer-child.ts", [path, "work"])));
+    const procs = [0, 1].map(() => spawnChild("consumer-child.ts", [path, "work"], {}, "pipe"));
+    const ready = procs.map(
+      (p) =>
+        new Promise<void>((resolve) => {
+          p.stdout?.once("data", () => resolve());
+        }),
+    );
+    const children = procs.map((p) => collectLines(p));
+    await Promise.all(ready);
+    for (const p of procs) p.stdin?.end();
     const inProcess: number[][] = [];
     const consumers = Array.from({ length: 4 }, async (_, c) => {
       const mine: number[] = [];
@@ -47,7 +56,8 @@ describe("competing consumers", () => {
     const results = await Promise.all(children);
     for (const r of results) assert.equal(r.code, 0, r.stderr);
 
-    const all = [...inProcess.flat(), ...results.flatMap((r) => r.lines.filter(Boolean).map(Number))];
+    const fromChildren = results.map((r) => r.lines.filter((l) => l && l !== "ready").map(Number));
+    const all = [...inProcess.flat(), ...fromChildren.flat()];
     const seen = new Set<number>();
     for (const seq of all) {
       assert.ok(!seen.has(seq), `seq ${seq} was delivered to two lock holders`);

@@ -11,9 +11,14 @@ function loaderFlags(): string[] {
 }
 
 /** Starts `test/support/<script>` as a real child process with piped stdio. */
-export function spawnChild(script: string, args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
+export function spawnChild(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  stdin: "ignore" | "pipe" = "ignore",
+): ChildProcess {
   return spawn(process.execPath, [...loaderFlags(), join(here, script), ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [stdin, "pipe", "pipe"],
     env: { ...process.env, ...env },
   });
 }

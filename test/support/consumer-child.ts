@@ -5,6 +5,13 @@ import { openBroker } from "../../src/engine/open.js";
 
 const [path, queue] = process.argv.slice(2) as [string, string];
 const broker = await openBroker(path, { background: false, logger: silentLogger });
+process.stdout.write("ready\n");
+// Wait for the go signal (stdin closes), so every consumer starts on a full queue.
+await new Promise<void>((resolve) => {
+  process.stdin.resume();
+  process.stdin.on("end", () => resolve());
+  process.stdin.on("close", () => resolve());
+});
 let idle = 0;
 while (idle < 20) {
   const batch = await broker.receive(queue, { maxMessages: 8 });

@@ -1,6 +1,6 @@
 // A process that sends, receives and settles as fast as it can, printing every acknowledged effect,
-// until it is killed:  S <seq> <index>  (send committed),  C <seq>  (complete committed),
-// L <seq>  (received and left locked: in flight when the process dies).
+// until it is killed:  S <seq> <index>  (send committed),  R <seq>  (received), C <seq>  (complete
+// committed), L <seq>  (received and left locked: in flight when the process dies).
 
 import { silentLogger } from "../../src/engine/logger.js";
 import { openBroker } from "../../src/engine/open.js";
@@ -18,6 +18,7 @@ for (;;) {
   seqs.forEach((seq, k) => out(`S ${seq} ${i + k}`));
   i += batch.length;
   const got = await broker.receive("crash", { maxMessages: 3 });
+  for (const m of got) out(`R ${m.seqNumber}`);
   for (const m of got) {
     if (m.seqNumber % 4 === 0) {
       out(`L ${m.seqNumber}`);
