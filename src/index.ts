@@ -2,6 +2,7 @@
  * mqlite: a message broker and job queue whose whole state is one SQLite file.
  * @packageDocumentation
  */
+// biome-ignore assist/source/organizeImports: grouped by layer; new exports are appended, not sorted in
 export type { Broker } from "./contract/broker.js";
 export * from "./contract/errors.js";
 export * from "./contract/types.js";
@@ -13,3 +14,14 @@ export { SqliteBroker, type SqliteBrokerOptions, type Transaction } from "./engi
 export { type Clock, ManualClock, systemClock } from "./store/clock.js";
 export { parseSyncMode, type SyncMode } from "./store/sync-mode.js";
 export { VERSION } from "./version.js";
+
+// The served broker and its remote client.
+export { type ConnectOptions, connect, RemoteBroker } from "./client/index.js";
+export {
+  createServerApp,
+  type ListenOptions,
+  type RunningServer,
+  type ServerOptions,
+  type StartServerOptions,
+  startServer,
+} from "./server/index.js";
