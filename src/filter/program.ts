@@ -198,20 +198,27 @@ class CompiledProgram implements Program {
     private readonly finish: ((v: Value) => Value) | undefined,
   ) {}
 
+  /** A context kept for the next run (runs are synchronous; a nested run makes its own). */
+  private spare: Ctx | undefined;
+
   run(env?: Readonly<Record<string, Value>> | null): Value {
-    const c = new Ctx(
-      (env ?? null) as Record<string, Value> | null,
-      this.slots,
-      this.memoryBudget,
-      this.maxSteps,
-      this.tz,
-    );
+    const e = (env ?? null) as Record<string, Value> | null;
+    let c = this.spare;
+    if (c) {
+      this.spare = undefined;
+      c.reset(e);
+    } else {
+      c = new Ctx(e, this.slots, this.memoryBudget, this.maxSteps, this.tz);
+    }
     try {
       const v = this.fn(c);
       return this.finish ? this.finish(v) : v === undefined ? null : v;
-    } catch (e) {
-      if (e instanceof FilterRuntimeError) throw e;
-      throw new FilterRuntimeError(internalMessage(e));
+    } catch (err) {
+      if (err instanceof FilterRuntimeError) throw err;
+      throw new FilterRuntimeError(internalMessage(err));
+    } finally {
+      c.env = null;
+      this.spare = c;
     }
   }
 }

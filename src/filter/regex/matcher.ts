@@ -122,7 +122,11 @@ export class CompiledRegex {
     const key = `${ctx}|${pcs.join(",")}`;
     let s = this.states.get(key);
     if (!s) {
-      if (this.states.size >= MAX_STATES) this.states = new Map();
+      if (this.states.size >= MAX_STATES) {
+        // Drop the whole cache (reachable only from the current run afterwards): memory stays bounded.
+        this.states = new Map();
+        this.start0 = undefined;
+      }
       s = { pcs, ctx, ascii: [], other: new Map(), atEnd: undefined };
       this.states.set(key, s);
     }
@@ -190,60 +194,63 @@ export class CompiledRegex {
     return this.state(uniq, ctx);
   }
 
-  /** Whether the pattern matches anywhere in the code points produced by `next`. */
-  private run(len: number, at: (i: number) => number, width: (c: number) => number): boolean {
-    const withStart = !this.anchored;
-    let s: DState = this.state(new Int32Array(0), CTX_BEGIN);
-    // The first step always includes the start instruction.
-    let first = true;
-    for (let i = 0; i < len; ) {
-      const c = at(i);
-      i += width(c);
-      let t: DState | null | undefined;
-      if (first) {
-        t = this.transition(s, c, true);
-        first = false;
-      } else if (c < 128) {
-        t = s.ascii[c];
-        if (t === undefined) {
-          t = this.transition(s, c, withStart);
-          s.ascii[c] = t;
-        }
-      } else {
-        t = s.other.get(c);
-        if (t === undefined) {
-          t = this.transition(s, c, withStart);
-          if (s.other.size < 256) s.other.set(c, t);
-        }
+  /** The state before the first character: its transitions always include the start. */
+  private startState(): DState {
+    if (!this.start0) this.start0 = this.state(new Int32Array(0), CTX_BEGIN);
+    return this.start0;
+  }
+
+  private start0: DState | undefined;
+
+  private next(s: DState, c: number, isStart: boolean): DState | null {
+    const withStart = isStart || !this.anchored;
+    let t: DState | null | undefined;
+    if (c < 128) {
+      t = s.ascii[c];
+      if (t === undefined) {
+        t = this.transition(s, c, withStart);
+        s.ascii[c] = t;
       }
-      if (t === MATCHED) return true;
-      s = t;
-      // Anchored pattern with no live thread: no match is possible any more.
-      if (!withStart && s.pcs.length === 0) return false;
+    } else {
+      t = s.other.get(c);
+      if (t === undefined) {
+        t = this.transition(s, c, withStart);
+        if (s.other.size < 256) s.other.set(c, t);
+      }
     }
-    if (first) return this.step(s, -1, true) === null;
-    if (s.atEnd === undefined) s.atEnd = this.step(s, -1, withStart) === null;
+    return t;
+  }
+
+  private atEnd(s: DState, isStart: boolean): boolean {
+    if (s.atEnd === undefined) s.atEnd = this.step(s, -1, isStart || !this.anchored) === null;
     return s.atEnd;
   }
 
   /** Searches a string (unanchored unless the pattern anchors itself). */
-  test(s: string): boolean {
-    return this.run(
-      s.length,
-      (i) => s.codePointAt(i) as number,
-      (c) => (c > 0xffff ? 2 : 1),
-    );
+  test(str: string): boolean {
+    let s: DState = this.startState();
+    const n = str.length;
+    const deadWhenEmpty = this.anchored;
+    for (let i = 0; i < n; ) {
+      let c = str.charCodeAt(i);
+      if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+        c = str.codePointAt(i) as number;
+        i += c > 0xffff ? 2 : 1;
+      } else {
+        i++;
+      }
+      const t = this.next(s, c, (s.ctx & CTX_BEGIN) !== 0);
+      if (t === MATCHED) return true;
+      s = t;
+      // Anchored pattern with no live thread: no match is possible any more.
+      if (deadWhenEmpty && s.pcs.length === 0) return false;
+    }
+    return this.atEnd(s, (s.ctx & CTX_BEGIN) !== 0);
   }
 
   /** Searches bytes, decoded as UTF-8 (an invalid byte reads as U+FFFD, as in Go). */
   testBytes(b: Uint8Array): boolean {
-    const cps: number[] = [];
-    for (const ch of new TextDecoder().decode(b)) cps.push(ch.codePointAt(0) as number);
-    return this.run(
-      cps.length,
-      (i) => cps[i] as number,
-      () => 1,
-    );
+    return this.test(new TextDecoder().decode(b));
   }
 }
 

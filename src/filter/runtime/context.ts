@@ -16,7 +16,7 @@ export class Ctx {
 
   constructor(
     /** The environment object passed to run(), or null when none was given. */
-    readonly env: Record<string, Value> | null,
+    public env: Record<string, Value> | null,
     slotCount: number,
     readonly memBudget: number,
     readonly maxSteps: number,
@@ -27,6 +27,13 @@ export class Ctx {
   }
 
   /** Accounts for `n` allocated units; exceeding the budget is a runtime error. */
+  /** Prepares a finished context for another run. */
+  reset(env: Record<string, Value> | null): void {
+    this.env = env;
+    this.mem = 0;
+    this.steps = 0;
+  }
+
   grow(n: number): void {
     this.mem += n;
     if (this.mem >= this.memBudget) throw new FilterRuntimeError("memory budget exceeded");
