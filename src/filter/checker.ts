@@ -12,7 +12,6 @@ import { parseRegex } from "./regex/parser.js";
 import { methodsOfType } from "./time/methods.js";
 import {
   ANY_ARRAY,
-  ANY_KEY_MAP,
   ANY_MAP,
   arrayOf,
   assignable,
@@ -623,5 +622,3 @@ export class Checker {
     this.fail(baseNode, `type ${typeName(base)} does not support indexing`);
   }
 }
-
-export { ANY_KEY_MAP };

@@ -27,7 +27,7 @@ import {
   type Value,
 } from "./runtime/values.js";
 import { methodsOfValue } from "./time/methods.js";
-import { isArray, isBool, isInteger, isNumber, isString, isUnknown, type Type, UNKNOWN } from "./types.js";
+import { isArray, isBool, isInteger, isNumber, isString, type Type, UNKNOWN } from "./types.js";
 
 export type Fn = (c: Ctx) => Value;
 

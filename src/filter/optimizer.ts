@@ -6,7 +6,6 @@ import type { Node } from "./ast.js";
 import { CompileFailure } from "./errors.js";
 import { goPow } from "./runtime/ops.js";
 import {
-  GoFloat,
   type Int,
   intAdd,
   intMod,
@@ -185,5 +184,3 @@ export function fold(node: Node): Node {
       return node;
   }
 }
-
-export { GoFloat };

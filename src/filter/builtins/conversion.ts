@@ -190,5 +190,3 @@ export const CONVERSION_BUILTINS: Record<string, Builtin> = {
     },
   },
 };
-
-export { FLOAT };

@@ -273,5 +273,3 @@ export function compileRegex(source: string): CompiledRegex {
   }
   return r;
 }
-
-export { RegexSyntaxError };

@@ -7,7 +7,6 @@ import {
   Duration,
   GoMonth,
   GoWeekday,
-  type Int,
   intFromBig,
   mkFloat,
   toIndexInt,
@@ -246,5 +245,3 @@ function stringArg(v: Value): string {
   if (typeof v !== "string") throw new FilterRuntimeError("invalid argument: expected string");
   return v;
 }
-
-export type { Int };
