@@ -289,7 +289,13 @@ export class Compiler {
     switch (op) {
       case "&&":
       case "and":
-        if (!this.opts.shortCircuit) return (c) => ops.toBool(l(c), "&&") && ops.toBool(r(c), "&&");
+        if (!this.opts.shortCircuit) {
+          return (c) => {
+            const a = ops.toBool(l(c), "&&");
+            const b = ops.toBool(r(c), "&&");
+            return a && b;
+          };
+        }
         return (c) => {
           const a = l(c);
           if (a === true) return r(c);
@@ -298,7 +304,13 @@ export class Compiler {
         };
       case "||":
       case "or":
-        if (!this.opts.shortCircuit) return (c) => ops.toBool(l(c), "||") || ops.toBool(r(c), "||");
+        if (!this.opts.shortCircuit) {
+          return (c) => {
+            const a = ops.toBool(l(c), "||");
+            const b = ops.toBool(r(c), "||");
+            return a || b;
+          };
+        }
         return (c) => {
           const a = l(c);
           if (a === false) return r(c);
