@@ -203,8 +203,9 @@ cases((factory) => {
       await s.broker.createQueue("other");
       const parked = [s.broker.receive("q", { waitMs: LONG }), s.broker.receive("other", { waitMs: LONG })];
       await settle();
+      const woken = Promise.all(parked.map((p) => fails(p, ClosedError, "closed")));
       await s.close();
-      for (const p of parked) await fails(p, ClosedError, "closed");
+      await woken;
     });
 
     it("14.5 close waits for work in flight, then refuses new work", QUICK, async () => {
