@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, it } from "node:test";
 import {
   AlreadyExistsError,
   GroupRequiredError,
+  InvalidArgumentError,
   LockLostError,
   NameConflictError,
   NotFoundError,
@@ -57,6 +58,25 @@ cases((factory) => {
     it("12.1 Subscribe refuses topic == name", async () => {
       await conflict(() => s.broker.subscribe("same", "same"));
       await conflict(() => s.broker.subscribe("events", "events"));
+    });
+
+    it("12.1 topic == name is a conflict before the filter is even compiled", async () => {
+      await conflict(() => s.broker.subscribe("same", "same", { filter: "subject ==" }));
+    });
+
+    it("12.1 a subscribe with a bad backing-queue config stores nothing", async () => {
+      const before = await snapshotAll(s.broker);
+      await fails(
+        s.broker.subscribe("new-topic", "fresh", { config: { orderingMode: "lifo" as "strict_fifo" } }),
+        InvalidArgumentError,
+        "invalid_argument",
+      );
+      await fails(
+        s.broker.subscribe("new-topic", "fresh", { config: { lockDurationMs: 1.5 } }),
+        InvalidArgumentError,
+        "invalid_argument",
+      );
+      assert.deepEqual(await snapshotAll(s.broker), before);
     });
 
     it("12.1 a same-kind upsert and an identical re-subscribe are allowed", async () => {
