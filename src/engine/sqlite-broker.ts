@@ -263,6 +263,10 @@ export class SqliteBroker implements Broker {
       return Promise.reject(err);
     }
     return this.write((_ctx, now) => {
+      if (config?.kind === "subscription" && !this.queues.get(name) && !this.queues.isLiveTopic(name)) {
+        // A backing queue without its subscription could never be deleted or unsubscribed.
+        throw new InvalidArgumentError("mqlite: a subscription's backing queue is created by subscribe");
+      }
       this.queues.upsert(name, config, now);
     });
   }

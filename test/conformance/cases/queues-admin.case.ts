@@ -117,6 +117,11 @@ cases((factory) => {
       assert.deepEqual([sub?.name, sub?.kind, sub?.lockDurationMs], ["sub", "subscription", 1234]);
     });
 
+    it("CreateQueue of kind subscription without a subscription is refused and stores nothing", async () => {
+      await fails(s.broker.createQueue("orphan", { kind: "subscription" }), InvalidArgumentError, "invalid_argument");
+      assert.deepEqual(await s.broker.listQueues(), []);
+    });
+
     it("ListQueues is ordered by name and includes backing queues with their kind", async () => {
       await s.broker.createQueue("zeta");
       await s.broker.subscribe("events", "m-sub");
