@@ -9,7 +9,6 @@ export * from "./contract/types.js";
 export type { DlqBounds } from "./engine/dead-letters.js";
 export type { Logger } from "./engine/logger.js";
 export type { MaintenanceResult } from "./engine/maintenance.js";
-export { openBroker } from "./engine/open.js";
 export { SqliteBroker, type SqliteBrokerOptions, type Transaction } from "./engine/sqlite-broker.js";
 export { type Clock, ManualClock, systemClock } from "./store/clock.js";
 export { parseSyncMode, type SyncMode } from "./store/sync-mode.js";
@@ -25,3 +24,8 @@ export {
   type StartServerOptions,
   startServer,
 } from "./server/index.js";
+
+// Opening a broker: the storage engine is picked by location (a SQLite file, or postgres://…).
+export { type EngineBroker, isPostgresDsn, type OpenOptions, openBroker, type PostgresDsn } from "./open.js";
+// The PostgreSQL engine (its driver is loaded only when a postgres:// location is opened).
+export type { PgTransaction, PostgresBroker, PostgresBrokerOptions } from "./postgres/index.js";

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { pino } from "pino";
-import { openBroker } from "../../engine/open.js";
+import { openBroker } from "../../open.js";
 import { defaultConsoleDir, type RunningServer, startServer } from "../../server/index.js";
 import { VERSION } from "../../version.js";
 import { type ServeConfig, serveConfig } from "../serve/config.js";

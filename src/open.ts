@@ -1,0 +1,53 @@
+import type { Broker } from "./contract/broker.js";
+import type { MaintenanceResult } from "./engine/maintenance.js";
+import { SqliteBroker, type SqliteBrokerOptions } from "./engine/sqlite-broker.js";
+import { isPostgresDsn, type PostgresBrokerOptions, type PostgresDsn } from "./postgres/options.js";
+import type { PostgresBroker } from "./postgres/postgres-broker.js";
+import type { Clock } from "./store/clock.js";
+
+/** What both storage engines offer beyond the `Broker` contract. */
+export interface EngineBroker extends Broker {
+  readonly clock: Clock;
+  /** Runs every background step once, now (tests with a manual clock and the loops off). */
+  runMaintenanceOnce(): Promise<MaintenanceResult>;
+  /** Rows completed through this broker since it opened, per queue (for metrics). */
+  completedCount(queue: string): number;
+}
+
+/** Options understood by `openBroker`: each engine reads its own and ignores the other's. */
+export type OpenOptions = SqliteBrokerOptions & PostgresBrokerOptions;
+
+/** A location that is clearly a SQLite file (or memory). */
+export type SqliteLocation =
+  | ":memory:"
+  | `file:${string}`
+  | `${string}.db`
+  | `${string}.sqlite`
+  | `${string}.sqlite3`;
+
+export { isPostgresDsn, type PostgresDsn };
+
+/**
+ * Opens a broker, picking the storage engine by location: `postgres://…` or `postgresql://…` is a
+ * PostgreSQL database that many nodes may share (tables in the schema `options.schema`, default
+ * `mqlite`); anything else is a SQLite file (created if needed), or `":memory:"`.
+ *
+ * ```ts
+ * const broker = await openBroker(process.env.MQLITE_DB ?? "./mq.db");
+ * ```
+ *
+ * The PostgreSQL driver is loaded only when a PostgreSQL location is opened.
+ */
+export function openBroker(dsn: PostgresDsn, options?: PostgresBrokerOptions): Promise<PostgresBroker>;
+export function openBroker(path: SqliteLocation, options?: SqliteBrokerOptions): Promise<SqliteBroker>;
+export function openBroker(location: string, options?: OpenOptions): Promise<SqliteBroker | PostgresBroker>;
+export async function openBroker(
+  location: string,
+  options: OpenOptions = {},
+): Promise<SqliteBroker | PostgresBroker> {
+  if (isPostgresDsn(location)) {
+    const { PostgresBroker } = await import("./postgres/postgres-broker.js");
+    return PostgresBroker.open(location, options);
+  }
+  return new SqliteBroker(location, options);
+}

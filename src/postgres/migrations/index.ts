@@ -1,0 +1,8 @@
+import { initial } from "./0001_initial.js";
+import { jobs } from "./0002_jobs.js";
+import type { PgMigration } from "./migration.js";
+
+/** Every migration of the PostgreSQL schema, in order. */
+export const pgMigrations: readonly PgMigration[] = [initial, jobs];
+
+export const PG_SCHEMA_VERSION = pgMigrations[pgMigrations.length - 1]!.version;

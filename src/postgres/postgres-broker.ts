@@ -1,0 +1,1050 @@
+import type { Broker } from "../contract/broker.js";
+import {
+  ClosedError,
+  InternalError,
+  InvalidArgumentError,
+  NameConflictError,
+  NotFoundError,
+} from "../contract/errors.js";
+import type {
+  AttemptError,
+  BrowseOptions,
+  CancelMessageOptions,
+  CancelOutcome,
+  DeleteSettledOptions,
+  HeartbeatResult,
+  MessageRecord,
+  ReceiveAnyOptions,
+  WorkerInfo,
+  WorkerRecord,
+} from "../contract/job-service.js";
+import type {
+  AbandonOptions,
+  BrokerStatus,
+  CompleteItem,
+  CompleteOptions,
+  CompleteResult,
+  FilterSample,
+  LockRef,
+  Message,
+  OutgoingMessage,
+  PeekOptions,
+  PurgeOptions,
+  QueueConfig,
+  QueueInfo,
+  QueueStats,
+  ReceiveMode,
+  ReceiveOptions,
+  RedriveOptions,
+  RejectOptions,
+  RenewResult,
+  SendOptions,
+  SubscribeOptions,
+  SubscriptionInfo,
+  TestFilterResult,
+} from "../contract/types.js";
+import { MESSAGE_STATES } from "../contract/types.js";
+import { RECEIVE_BODY_BUDGET } from "../engine/claim.js";
+import { validateGates } from "../engine/claim-gates.js";
+import { type DlqBounds, NO_DLQ_BOUNDS } from "../engine/dead-letters.js";
+import { compileFilter, testFilter } from "../engine/filters.js";
+import { type Logger, stderrLogger } from "../engine/logger.js";
+import { Loops, type MaintenanceStep } from "../engine/loops.js";
+import { emptyResult, type MaintenanceResult } from "../engine/maintenance.js";
+import { type MessageRow, peekedMessage } from "../engine/message-row.js";
+import { type PreparedMessage, prepareMessages } from "../engine/outgoing.js";
+import {
+  clampCount,
+  integer,
+  nonNegative,
+  nonNegativeDuration,
+  requireName,
+  seqNumber,
+} from "../engine/validate.js";
+import { waitAny } from "../engine/wait-any.js";
+import { Waiters } from "../engine/waiters.js";
+import { DEFAULT_WORKER_STALE_MS } from "../engine/workers.js";
+import type { Clock } from "../store/clock.js";
+import { systemClock } from "../store/clock.js";
+import { VERSION } from "../version.js";
+import { PgClaimer } from "./claim.js";
+import { PEEK_COLUMNS } from "./columns.js";
+import { type Conn, Db } from "./db.js";
+import { PgGates } from "./gates.js";
+import { notify, PgInserter, type SendOutcome } from "./insert.js";
+import { lockAll, xactLockKey } from "./locks.js";
+import { PgMaintenance } from "./maintenance.js";
+import { migrate } from "./migrate.js";
+import { PG_SCHEMA_VERSION } from "./migrations/index.js";
+import { channelOf, PgNode } from "./node.js";
+import {
+  DEFAULT_SCHEMA,
+  type PostgresBrokerOptions,
+  redactDsn,
+  requireSchemaName,
+  splitSchemaParam,
+} from "./options.js";
+import { PgQueueRegistry, type PgQueueRow } from "./queue-registry.js";
+import { PgNamedLocks, PgRecords, PgWorkers } from "./records.js";
+import { type PgKeep, PgSettler } from "./settle.js";
+import { PgSubscriptions } from "./subscriptions.js";
+
+const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
+const MAX_RECEIVE = 256;
+const MAX_WAIT_MS = 20_000;
+const MAX_PEEK = 1000;
+const DEFAULT_PEEK = 32;
+const MAX_RENEW_BATCH = 512;
+/**
+ * `awaitSettled` re-checks at least this often: settlements on this node wake it at once, those of
+ * other nodes (and the leader's reaper and TTL sweep) are seen at the next re-check.
+ */
+const SETTLED_RECHECK_MS = 250;
+
+/** The application's own SQL and sends in one PostgreSQL transaction (`broker.tx`). */
+export interface PgTransaction {
+  /** Runs one parameterised statement of the application inside the transaction. */
+  query<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<R[]>;
+  /** Sends (or publishes) within the transaction; returns the sequence numbers. */
+  send(
+    queue: string,
+    messages: OutgoingMessage | OutgoingMessage[],
+    options?: SendOptions,
+  ): Promise<number[]>;
+}
+
+/** One claim per state, merged: each an index range whatever the queue holds. */
+const PEEK_ALL = `
+  SELECT * FROM (
+    ${MESSAGE_STATES.map(
+      (s) =>
+        `(SELECT ${PEEK_COLUMNS} FROM messages WHERE queue = $1 AND state = '${s}' AND id >= $2 ORDER BY id LIMIT $3)`,
+    ).join(" UNION ALL ")}
+  ) t ORDER BY id LIMIT $3`;
+const PEEK_STATE = `SELECT ${PEEK_COLUMNS} FROM messages WHERE queue = $1 AND state = $4 AND id >= $2 ORDER BY id LIMIT $3`;
+
+const STATS = `
+  SELECT state, count(*)::int AS n, min(CASE WHEN state IN ('active', 'locked') THEN enqueued_at END) AS oldest
+  FROM messages WHERE queue = $1 GROUP BY state`;
+
+const DB_SIZE = `
+  SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) AS size
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE n.nspname = $1 AND c.relkind = 'r'`;
+
+/**
+ * The `Broker` contract on PostgreSQL: many broker and worker nodes share one database. Each node
+ * has a connection pool and one listening connection (NOTIFY wakes long-polls on every node; the
+ * same connection holds the leader lock of the background loops when this node is elected).
+ */
+export class PostgresBroker implements Broker {
+  readonly clock: Clock;
+  readonly schema: string;
+  private readonly db: Db;
+  private readonly dsn: string;
+  private readonly channel: string;
+  private readonly logger: Logger;
+  private readonly maxMessageBytes: number;
+  private readonly dlqBounds: DlqBounds;
+  private readonly queues = new PgQueueRegistry();
+  private readonly subscriptions: PgSubscriptions;
+  private readonly inserter: PgInserter;
+  private readonly claimer: PgClaimer;
+  private readonly settler: PgSettler;
+  private readonly maintenance: PgMaintenance;
+  private readonly waiters: Waiters;
+  /** Wake-ups of `awaitSettled`, keyed by sequence number. */
+  private readonly settledWaiters: Waiters;
+  private readonly records = new PgRecords();
+  private readonly gates = new PgGates();
+  private readonly workers = new PgWorkers();
+  private readonly namedLocks = new PgNamedLocks();
+  private readonly loops: Loops;
+  private readonly node: PgNode;
+  private readonly completedCounts = new Map<string, number>();
+  private openedAt = 0;
+  private nextDue: number | undefined;
+  private missedNotifications = false;
+  private closing: Promise<void> | undefined;
+
+  /** Use `PostgresBroker.open` (or `openBroker("postgres://…")`). */
+  private constructor(location: string, options: PostgresBrokerOptions) {
+    const { dsn, schema } = splitSchemaParam(location);
+    this.clock = options.clock ?? systemClock;
+    this.logger = options.logger ?? stderrLogger;
+    this.schema = requireSchemaName(options.schema ?? schema ?? DEFAULT_SCHEMA);
+    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.dlqBounds = { ...NO_DLQ_BOUNDS, ...options.dlqRetention };
+    this.dsn = dsn;
+    this.channel = channelOf(this.schema);
+    this.db = new Db({
+      connectionString: dsn,
+      schema: this.schema,
+      poolSize: options.poolSize ?? 10,
+      maxRetries: options.maxRetries ?? 5,
+      applicationName: "mqlite",
+    });
+    this.subscriptions = new PgSubscriptions(this.queues, (source) => compileFilter(source, this.logger));
+    this.inserter = new PgInserter(this.schema, this.channel, this.queues, this.subscriptions, this.logger);
+    this.claimer = new PgClaimer(this.schema);
+    this.settler = new PgSettler(this.channel);
+    this.maintenance = new PgMaintenance(this.schema, this.channel);
+    this.waiters = new Waiters(() => {
+      const missed = this.missedNotifications;
+      this.missedNotifications = false;
+      return missed;
+    });
+    this.settledWaiters = new Waiters(() => false);
+    this.loops = new Loops({
+      clock: this.clock,
+      run: (step) => this.runMaintenanceStep(step),
+      nextScheduled: () => this.nextDue,
+      logger: this.logger,
+    });
+    this.node = new PgNode(
+      this.db,
+      this.channel,
+      this.schema,
+      options.background !== false,
+      options.leaderPollMs ?? 1000,
+      {
+        notification: (payload) => this.onNotification(payload),
+        reconnected: () => {
+          this.missedNotifications = true;
+        },
+        leadership: (leader) => {
+          if (leader) this.loops.start();
+          else this.loops.stop();
+        },
+      },
+      this.logger,
+    );
+  }
+
+  /** Connects, creates or migrates the schema, recovers lapsed leases, and joins the election. */
+  static async open(dsn: string, options: PostgresBrokerOptions = {}): Promise<PostgresBroker> {
+    const broker = new PostgresBroker(dsn, options);
+    try {
+      await broker.start();
+    } catch (err) {
+      await broker.abort();
+      throw err instanceof Error && "code" in err && typeof (err as { status?: unknown }).status === "number"
+        ? err
+        : new InternalError(`mqlite: cannot open PostgreSQL at ${redactDsn(dsn)}: ${errorText(err)}`, {
+            cause: err,
+          });
+    }
+    return broker;
+  }
+
+  private async start(): Promise<void> {
+    const client = await this.db.pool.connect();
+    try {
+      await migrate(client, this.schema, this.clock.now());
+    } finally {
+      client.release();
+    }
+    this.openedAt = this.clock.now();
+    // Crash recovery: only leases that have lapsed (other live nodes may hold the rest).
+    await this.db.tx(async (c) => this.maintenance.reap(c, this.clock.now(), emptyResult()));
+    await this.node.start();
+  }
+
+  private async abort(): Promise<void> {
+    this.loops.stop();
+    await this.node.close().catch(() => {});
+    await this.db.close().catch(() => {});
+  }
+
+  /** True while this node runs the background loops. */
+  get isLeader(): boolean {
+    return this.node.isLeader;
+  }
+
+  private onNotification(payload: string): void {
+    if (payload.startsWith("q:")) this.waiters.notify(payload.slice(2));
+    else if (payload.startsWith("s:")) {
+      const at = Number(payload.slice(2));
+      if (Number.isFinite(at)) this.loops.armScheduler(at);
+    }
+  }
+
+  /** Wakes this node's waiters at once (other nodes hear the NOTIFY sent in the transaction). */
+  private wakeLocal(c: Conn, what: { activated: Iterable<string>; scheduledFor: number[] }): void {
+    c.afterCommit(() => {
+      for (const q of what.activated) this.waiters.notify(q);
+      for (const at of what.scheduledFor) this.loops.armScheduler(at);
+    });
+  }
+
+  private write<T>(fn: (c: Conn, now: number) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (this.closing) return Promise.reject(new ClosedError());
+    return this.db.tx((c) => fn(c, this.clock.now()), signal);
+  }
+
+  private one<T>(fn: (c: Conn, now: number) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (this.closing) return Promise.reject(new ClosedError());
+    return this.db.one((c) => fn(c, this.clock.now()), signal);
+  }
+
+  private read<T>(fn: (c: Conn) => Promise<T>): Promise<T> {
+    if (this.closing) return Promise.reject(new ClosedError());
+    return this.db.read(fn);
+  }
+
+  private lockNamespace(c: Conn): Promise<void> {
+    return lockAll(c, [xactLockKey(this.schema, "namespace")]);
+  }
+
+  // --- queues -----------------------------------------------------------------------------------
+
+  async createQueue(name: string, config?: QueueConfig): Promise<void> {
+    requireName(name, "queue");
+    await this.write(async (c, now) => {
+      await this.lockNamespace(c);
+      await this.queues.upsert(c, name, config, now);
+    });
+  }
+
+  async deleteQueue(name: string): Promise<void> {
+    name = pgName(name);
+    await this.write(async (c) => {
+      await this.lockNamespace(c);
+      const q = await this.queues.require(c, name);
+      if (q.kind === "subscription") {
+        throw new NameConflictError(
+          `mqlite: "${name}" is a subscription's backing queue; unsubscribe instead`,
+        );
+      }
+      await this.dropQueue(c, name);
+    });
+  }
+
+  private async dropQueue(c: Conn, name: string): Promise<void> {
+    await this.queues.delete(c, name);
+    await c.q("DELETE FROM dedup WHERE queue = $1", [name]);
+    await c.q("DELETE FROM settlement_receipts WHERE queue = $1", [name]);
+    await c.q("DELETE FROM receive_attempts WHERE queue = $1", [name]);
+  }
+
+  listQueues(): Promise<QueueInfo[]> {
+    return this.read((c) => this.queues.list(c));
+  }
+
+  stats(queue: string): Promise<QueueStats> {
+    queue = pgName(queue);
+    return this.read(async (c) => {
+      await this.queues.require(c, queue);
+      const s: QueueStats = {
+        queue,
+        active: 0,
+        locked: 0,
+        deferred: 0,
+        scheduled: 0,
+        deadLettered: 0,
+        completed: 0,
+        cancelled: 0,
+        backingOff: 0,
+        total: 0,
+        oldestMessageAgeMs: 0,
+      };
+      const [backingOff] = await c.q<{ n: number }>(
+        "SELECT count(*)::int AS n FROM messages WHERE queue = $1 AND state = 'scheduled' AND delivery_count > 0",
+        [queue],
+      );
+      s.backingOff = backingOff?.n ?? 0;
+      let oldest: number | null = null;
+      for (const r of await c.q<{ state: string; n: number; oldest: number | null }>(STATS, [queue])) {
+        s.total += r.n;
+        if (r.state === "dead_lettered") s.deadLettered = r.n;
+        else if (r.state in s) (s as unknown as Record<string, number>)[r.state] = r.n;
+        if (r.oldest !== null && (oldest === null || r.oldest < oldest)) oldest = r.oldest;
+      }
+      if (oldest !== null) s.oldestMessageAgeMs = Math.max(0, this.clock.now() - oldest);
+      return s;
+    });
+  }
+
+  /** Rows completed through this node since it opened, per queue (for metrics). */
+  completedCount(queue: string): number {
+    queue = pgName(queue);
+    return this.completedCounts.get(queue) ?? 0;
+  }
+
+  private countCompleted(c: Conn, queue: string, n: number): void {
+    if (n > 0)
+      c.afterCommit(() => this.completedCounts.set(queue, (this.completedCounts.get(queue) ?? 0) + n));
+  }
+
+  // --- sending ----------------------------------------------------------------------------------
+
+  async send(
+    queue: string,
+    messages: OutgoingMessage | OutgoingMessage[],
+    options: SendOptions = {},
+  ): Promise<number[]> {
+    queue = pgName(queue);
+    const scheduledAt = integer(options.scheduledAt, "scheduled_enqueue_time_ms");
+    if (scheduledAt < 0)
+      throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must not be negative");
+    const ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
+    const prepared = prepareMessages(messages, this.maxMessageBytes);
+    if (prepared.length === 0) return [];
+    return this.sendWithRetry((c, now) => this.sendPrepared(c, queue, prepared, scheduledAt, ttlMs, now));
+  }
+
+  /**
+   * A send that met a queue deleted under it (its subscriptions changed meanwhile) is rolled back
+   * whole; it is retried once with a fresh view before `not_found` is reported.
+   */
+  private async sendWithRetry<T>(fn: (c: Conn, now: number) => Promise<T>): Promise<T> {
+    try {
+      return await this.write(fn);
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+      return this.write(fn);
+    }
+  }
+
+  schedule(
+    queue: string,
+    messages: OutgoingMessage | OutgoingMessage[],
+    scheduledAt: number,
+    options: Omit<SendOptions, "scheduledAt"> = {},
+  ): Promise<number[]> {
+    return this.send(queue, messages, { ...options, scheduledAt });
+  }
+
+  private async sendPrepared(
+    c: Conn,
+    name: string,
+    messages: PreparedMessage[],
+    scheduledAt: number,
+    ttlMs: number,
+    now: number,
+  ): Promise<number[]> {
+    if (scheduledAt > 0 && scheduledAt <= now) {
+      throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must be in the future");
+    }
+    const visibleAt = scheduledAt > 0 ? scheduledAt : now;
+    const out: SendOutcome = await this.inserter.send(c, name, messages, { now, visibleAt, ttlMs });
+    this.wakeLocal(c, out);
+    return out.seqs;
+  }
+
+  async cancel(queue: string, seq: number): Promise<void> {
+    queue = pgName(queue);
+    const s = seqNumber(seq);
+    const found = await this.one((c) => this.settler.cancel(c, queue, s));
+    if (!found) throw new NotFoundError("mqlite: no scheduled, never-delivered message with that seq_number");
+  }
+
+  /**
+   * Runs the application's SQL and sends in one transaction (the transactional outbox). A transient
+   * failure before COMMIT re-runs `fn`, so it must do nothing but database work through `t`.
+   */
+  tx<T>(fn: (t: PgTransaction) => Promise<T>): Promise<T> {
+    return this.write(async (c, now) => {
+      const t: PgTransaction = {
+        query: (text, values) => c.q(text, values),
+        send: async (queue, messages, options = {}) => {
+          const scheduledAt = integer(options.scheduledAt, "scheduled_enqueue_time_ms");
+          const ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
+          return this.sendPrepared(
+            c,
+            queue,
+            prepareMessages(messages, this.maxMessageBytes),
+            scheduledAt,
+            ttlMs,
+            now,
+          );
+        },
+      };
+      return fn(t);
+    });
+  }
+
+  // --- receiving and settling -------------------------------------------------------------------
+
+  async receive(queue: string, options: ReceiveOptions = {}): Promise<Message[]> {
+    queue = pgName(queue);
+    const max = clampCount(options.maxMessages, 1, MAX_RECEIVE);
+    const wait = Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS);
+    const mode = options.mode ?? "peek-lock";
+    if (mode !== "peek-lock" && mode !== "receive-and-delete") {
+      throw new InvalidArgumentError(`mqlite: unknown receive mode "${mode}"`);
+    }
+    const attemptId = options.attemptId || undefined;
+    const signal = options.signal;
+    const claim = () => this.claim(queue, max, mode, attemptId, signal);
+    const deadline = this.clock.now() + wait;
+    for (;;) {
+      const got = await claim();
+      if (got.length > 0 || wait === 0) return got;
+      const now = this.clock.now();
+      if (now >= deadline || signal?.aborted) return [];
+      const waiter = this.waiters.wait(queue, deadline, now, signal);
+      // A close while the second claim runs rejects the waiter before anyone awaits it.
+      waiter.woken.catch(() => {});
+      const again = await claim().catch((err) => {
+        waiter.cancel();
+        throw err;
+      });
+      if (again.length > 0) {
+        waiter.cancel();
+        return again;
+      }
+      if (!(await waiter.woken)) return [];
+    }
+  }
+
+  /**
+   * A plain peek-lock receive on a standard or group_fifo queue is one statement, guarded by the
+   * cached queue row's version (re-read when stale); everything else is a transaction.
+   */
+  private async claim(
+    queue: string,
+    max: number,
+    mode: ReceiveMode,
+    attemptId: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<Message[]> {
+    if (mode === "peek-lock" && !attemptId) {
+      let q: PgQueueRow | undefined = this.queues.cached(queue);
+      for (let i = 0; i < 3; i++) {
+        if (!q) q = await this.read((c) => this.queues.require(c, queue));
+        if (q.ordering_mode === "strict_fifo") break;
+        const row = q;
+        const r = await this.one((c, now) => this.claimer.claimBatch(c, row, max, now), signal);
+        if (r.fresh) return r.messages;
+        this.queues.forget(queue);
+        q = undefined;
+      }
+    }
+    return this.write(
+      async (c, now) =>
+        this.claimer.claimTx(c, await this.queues.require(c, queue), max, mode, now, attemptId),
+      signal,
+    );
+  }
+
+  async receiveDeferred(queue: string, seqNumbers: number[]): Promise<Message[]> {
+    queue = pgName(queue);
+    const seqs = seqNumbers.map(seqNumber);
+    return this.write(async (c, now) =>
+      this.claimer.claimDeferred(c, await this.queues.require(c, queue), seqs, now),
+    );
+  }
+
+  async complete(queue: string, seq: number, lockToken: string, options?: CompleteOptions): Promise<void> {
+    queue = pgName(queue);
+    const keep = keepOptions(options);
+    const s = seqNumber(seq);
+    await this.one(async (c, now) => {
+      const effect = await this.settler.complete(c, queue, s, lockToken, now, keep);
+      if (effect.completed) this.countCompleted(c, queue, 1);
+      if (effect.settled) this.notifySettled(c, [s]);
+    });
+  }
+
+  async completeBatch(queue: string, items: CompleteItem[]): Promise<CompleteResult[]> {
+    queue = pgName(queue);
+    const refs = items.map((i) => ({
+      seqNumber: seqNumber(i.seqNumber),
+      lockToken: i.lockToken,
+      keep: keepOptions(i),
+    }));
+    return this.one(async (c, now) => {
+      const { results, completed } = await this.settler.completeBatch(c, queue, refs, now);
+      this.countCompleted(c, queue, completed);
+      this.notifySettled(
+        c,
+        results.filter((r) => r.ok).map((r) => r.seqNumber),
+      );
+      return results;
+    });
+  }
+
+  /** Wakes this node's `awaitSettled` for these messages once the transaction commits. */
+  private notifySettled(c: Conn, seqs: number[]): void {
+    if (seqs.length === 0) return;
+    c.afterCommit(() => {
+      for (const s of seqs) this.settledWaiters.notify(String(s));
+    });
+  }
+
+  async abandon(queue: string, seq: number, lockToken: string, options: AbandonOptions = {}): Promise<void> {
+    queue = pgName(queue);
+    const delay = nonNegativeDuration(options.delayMs, "delay_ms");
+    const s = seqNumber(seq);
+    await this.one(async (c, now) => {
+      const effect = await this.settler.abandon(
+        c,
+        queue,
+        s,
+        lockToken,
+        delay,
+        now,
+        options.countDelivery !== false,
+        options.error,
+      );
+      if (effect.settled) this.notifySettled(c, [s]);
+      this.wakeLocal(c, {
+        activated: effect.activated ? [queue] : [],
+        scheduledFor: effect.scheduledFor !== undefined ? [effect.scheduledFor] : [],
+      });
+    });
+  }
+
+  async reject(queue: string, seq: number, lockToken: string, options: RejectOptions = {}): Promise<void> {
+    queue = pgName(queue);
+    const s = seqNumber(seq);
+    await this.one(async (c, now) => {
+      const effect = await this.settler.reject(
+        c,
+        queue,
+        s,
+        lockToken,
+        options.reason ?? "",
+        options.description ?? "",
+        now,
+        options.error,
+      );
+      if (effect.settled) this.notifySettled(c, [s]);
+    });
+  }
+
+  async defer(queue: string, seq: number, lockToken: string): Promise<void> {
+    queue = pgName(queue);
+    const s = seqNumber(seq);
+    await this.one((c, now) => this.settler.defer(c, queue, s, lockToken, now));
+  }
+
+  async renew(queue: string, seq: number, lockToken: string): Promise<void> {
+    queue = pgName(queue);
+    const s = seqNumber(seq);
+    await this.one((c, now) => this.settler.renew(c, queue, s, lockToken, now));
+  }
+
+  async renewBatch(queue: string, items: LockRef[]): Promise<RenewResult[]> {
+    queue = pgName(queue);
+    if (items.length > MAX_RENEW_BATCH) {
+      throw new InvalidArgumentError(`mqlite: at most ${MAX_RENEW_BATCH} renewals per batch`);
+    }
+    if (items.every((i) => !i.lockToken)) return items.map((i) => ({ seqNumber: i.seqNumber, ok: false }));
+    const refs = items.map((i) => ({ seqNumber: seqNumber(i.seqNumber), lockToken: i.lockToken }));
+    return this.one((c, now) => this.settler.renewBatch(c, queue, refs, now));
+  }
+
+  // --- inspecting and the dead-letter queue -----------------------------------------------------
+
+  async peek(queue: string, options: PeekOptions = {}): Promise<Message[]> {
+    queue = pgName(queue);
+    const max = clampCount(options.max, DEFAULT_PEEK, MAX_PEEK);
+    const from = integer(options.fromSeq, "from_seq");
+    if (options.state && !MESSAGE_STATES.includes(options.state)) return [];
+    const rows = await this.read((c) =>
+      options.state
+        ? c.q<MessageRow>(PEEK_STATE, [queue, from, max, options.state])
+        : c.q<MessageRow>(PEEK_ALL, [queue, from, max]),
+    );
+    const out: Message[] = [];
+    let bytes = 0;
+    for (const row of rows) {
+      out.push(peekedMessage(row));
+      bytes += row.body.length;
+      if (bytes >= RECEIVE_BODY_BUDGET) break;
+    }
+    return out;
+  }
+
+  async redrive(queue: string, options: RedriveOptions = {}): Promise<number> {
+    queue = pgName(queue);
+    const max = nonNegative(options.max, "max");
+    const olderThan = nonNegativeDuration(options.olderThanMs, "older_than_ms");
+    const rate = nonNegative(options.ratePerSec, "rate_per_sec");
+    const target = options.target && options.target !== queue ? options.target : undefined;
+    const moveChunk = (limit: number) =>
+      this.write(async (c, now) => {
+        await this.queues.require(c, queue);
+        const t = target !== undefined ? await this.queues.require(c, target) : undefined;
+        const dl = this.maintenance.deadLetters;
+        const rows = await dl.select(
+          c,
+          queue,
+          limit,
+          olderThan > 0 ? now - olderThan : 0,
+          options.seqNumbers,
+        );
+        const moved = await dl.redrive(c, rows, t, now);
+        if (moved > 0) {
+          const woken = { activated: [target ?? queue], scheduledFor: [] };
+          await notify(c, this.channel, woken);
+          this.wakeLocal(c, woken);
+        }
+        return moved;
+      });
+    if (rate === 0) return moveChunk(max);
+    let total = 0;
+    for (;;) {
+      const want = max > 0 ? Math.min(rate, max - total) : rate;
+      if (want <= 0) return total;
+      const moved = await moveChunk(want);
+      total += moved;
+      if (moved < want) return total;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+
+  async purge(queue: string, options: PurgeOptions = {}): Promise<number> {
+    queue = pgName(queue);
+    const max = nonNegative(options.max, "max");
+    const olderThan = nonNegativeDuration(options.olderThanMs, "older_than_ms");
+    return this.write(async (c, now) => {
+      await this.queues.require(c, queue);
+      return this.maintenance.deadLetters.purge(c, queue, max, olderThan > 0 ? now - olderThan : 0);
+    });
+  }
+
+  // --- topics -----------------------------------------------------------------------------------
+
+  async subscribe(topic: string, name: string, options: SubscribeOptions = {}): Promise<void> {
+    const filter = (options.filter ?? "").trim() === "" ? "" : (options.filter as string);
+    requireName(topic, "topic");
+    requireName(name, "subscription");
+    if (topic === name) throw new NameConflictError("mqlite: a subscription cannot be named after its topic");
+    if (filter) compileFilter(filter, this.logger, true);
+    let config = options.config;
+    if (config) {
+      const { kind: _ignored, ...rest } = config as QueueConfig;
+      config = rest;
+    }
+    await this.write(async (c, now) => {
+      await this.lockNamespace(c);
+      await this.subscriptions.subscribeQueue(c, topic, name, filter, config, now);
+    });
+  }
+
+  async unsubscribe(topic: string, name: string): Promise<void> {
+    topic = pgName(topic);
+    name = pgName(name);
+    await this.write(async (c) => {
+      await this.lockNamespace(c);
+      const row = await this.subscriptions.unsubscribe(c, topic, name);
+      if (row.kind === "queue") await this.dropQueue(c, name);
+    });
+  }
+
+  async pauseSubscription(topic: string, name: string): Promise<void> {
+    topic = pgName(topic);
+    name = pgName(name);
+    await this.write((c, now) => this.subscriptions.pause(c, topic, name, true, now));
+  }
+
+  async resumeSubscription(topic: string, name: string): Promise<void> {
+    topic = pgName(topic);
+    name = pgName(name);
+    await this.write((c, now) => this.subscriptions.pause(c, topic, name, false, now));
+  }
+
+  listSubscriptions(): Promise<SubscriptionInfo[]> {
+    return this.read((c) => this.subscriptions.list(c));
+  }
+
+  async testFilter(filter: string, sample?: FilterSample): Promise<TestFilterResult> {
+    if (this.closing) throw new ClosedError();
+    return testFilter(filter, sample, this.clock.now(), this.maxMessageBytes);
+  }
+
+  // --- the job face's capabilities (JobService) ------------------------------------------------
+
+  async pauseQueue(name: string): Promise<void> {
+    name = pgName(name);
+    await this.write((c, now) => this.queues.setPaused(c, name, true, now));
+  }
+
+  async resumeQueue(name: string): Promise<void> {
+    name = pgName(name);
+    await this.write(async (c, now) => {
+      await this.queues.setPaused(c, name, false, now);
+      const woken = { activated: [name], scheduledFor: [] };
+      await notify(c, this.channel, woken);
+      this.wakeLocal(c, woken);
+    });
+  }
+
+  async receiveAny(queues: string[], options: ReceiveAnyOptions = {}): Promise<Message[]> {
+    if (!Array.isArray(queues)) throw new InvalidArgumentError("mqlite: queues must be a list");
+    for (const q of queues) requireName(q, "queue");
+    validateGates(options.gates);
+    const names = [...new Set(queues)];
+    const max = clampCount(options.maxMessages, 1, MAX_RECEIVE);
+    const wait = Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS);
+    const gates = options.gates ?? [];
+    const signal = options.signal;
+    const deadline = this.clock.now() + wait;
+    for (;;) {
+      const first = await this.claimAny(names, max, gates, signal);
+      if (first.messages.length > 0 || wait === 0) return first.messages;
+      const now = this.clock.now();
+      if (now >= deadline || signal?.aborted) return [];
+      const until = Math.min(deadline, first.retryAt ?? deadline);
+      const waiter = waitAny(this.waiters, names, until, now, signal);
+      waiter.woken.catch(() => {});
+      let again: { messages: Message[]; retryAt: number | undefined };
+      try {
+        again = await this.claimAny(names, max, gates, signal);
+      } catch (err) {
+        waiter.cancel();
+        throw err;
+      }
+      if (again.messages.length > 0) {
+        waiter.cancel();
+        return again.messages;
+      }
+      await waiter.woken;
+      if (signal?.aborted) return [];
+    }
+  }
+
+  /** One claim transaction across several queues (in the order given), under the gates' locks. */
+  private claimAny(
+    names: string[],
+    max: number,
+    gates: NonNullable<ReceiveAnyOptions["gates"]>,
+    signal: AbortSignal | undefined,
+  ): Promise<{ messages: Message[]; retryAt: number | undefined }> {
+    return this.write(async (c, now) => {
+      const rows = await this.queues.getMany(c, names);
+      const keys = gates.map((g) => xactLockKey(this.schema, "gate", g.subject));
+      for (const q of rows.values()) {
+        if (q.ordering_mode === "strict_fifo") keys.push(xactLockKey(this.schema, "queue", q.name));
+      }
+      await lockAll(c, keys);
+      const session = gates.length > 0 ? await this.gates.open(c, gates, now) : undefined;
+      const messages: Message[] = [];
+      for (const name of names) {
+        const q = rows.get(name);
+        if (!q) continue;
+        const got = await this.claimer.claimTx(
+          c,
+          q,
+          max - messages.length,
+          "peek-lock",
+          now,
+          undefined,
+          session,
+        );
+        for (const m of got) m.queue = name;
+        messages.push(...got);
+        if (messages.length >= max) break;
+      }
+      await session?.finish();
+      return { messages, retryAt: session?.retryAt() };
+    }, signal);
+  }
+
+  async cancelMessage(
+    queue: string,
+    seq: number,
+    options: CancelMessageOptions = {},
+  ): Promise<CancelOutcome> {
+    queue = pgName(queue);
+    const retain = nonNegativeDuration(options.retainMs, "retain_ms");
+    const s = seqNumber(seq);
+    return this.write(async (c, now) => {
+      const outcome = await this.records.cancel(c, queue, s, options.lockToken, retain, now);
+      if (outcome === "cancelled") this.notifySettled(c, [s]);
+      return outcome;
+    });
+  }
+
+  async setProgress(queue: string, seq: number, lockToken: string, progress: number): Promise<void> {
+    queue = pgName(queue);
+    const p = integer(progress, "progress");
+    if (p < 0 || p > 100) throw new InvalidArgumentError("mqlite: progress must be within 0..100");
+    const s = seqNumber(seq);
+    await this.one((c, now) => this.records.setProgress(c, queue, s, lockToken, p, now));
+  }
+
+  async getMessages(seqNumbers: number[]): Promise<MessageRecord[]> {
+    const seqs = seqNumbers.map(seqNumber);
+    return this.read((c) => this.records.get(c, seqs));
+  }
+
+  async browse(options: BrowseOptions = {}): Promise<MessageRecord[]> {
+    return this.read((c) => this.records.browse(c, options));
+  }
+
+  async messageErrors(seq: number): Promise<AttemptError[]> {
+    const s = seqNumber(seq);
+    return this.read((c) => this.records.errors(c, s));
+  }
+
+  async awaitSettled(
+    seqNumbers: number[],
+    options: { waitMs?: number; signal?: AbortSignal } = {},
+  ): Promise<number[]> {
+    const seqs = seqNumbers.map(seqNumber);
+    const wait = Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS);
+    const deadline = this.clock.now() + wait;
+    for (;;) {
+      const waiter = waitAny(
+        this.settledWaiters,
+        seqs.map(String),
+        Math.min(deadline, this.clock.now() + SETTLED_RECHECK_MS),
+        this.clock.now(),
+        options.signal,
+      );
+      waiter.woken.catch(() => {});
+      let settled: number[];
+      try {
+        settled = await this.read((c) => this.records.settled(c, seqs));
+      } catch (err) {
+        waiter.cancel();
+        throw err;
+      }
+      if (settled.length > 0 || this.clock.now() >= deadline || options.signal?.aborted) {
+        waiter.cancel();
+        return settled;
+      }
+      await waiter.woken;
+    }
+  }
+
+  async deleteSettled(queue: string, options: DeleteSettledOptions = {}): Promise<number> {
+    queue = pgName(queue);
+    return this.write((c, now) => this.records.deleteSettled(c, queue, options, now));
+  }
+
+  async heartbeat(worker: WorkerInfo, options: { staleAfterMs?: number } = {}): Promise<HeartbeatResult> {
+    requireName(worker?.workerId, "worker");
+    const stale =
+      options.staleAfterMs && options.staleAfterMs > 0 ? options.staleAfterMs : DEFAULT_WORKER_STALE_MS;
+    return this.write((c, now) => this.workers.heartbeat(c, worker, stale, now));
+  }
+
+  async listWorkers(): Promise<WorkerRecord[]> {
+    return this.read((c) => this.workers.list(c));
+  }
+
+  async removeWorker(workerId: string): Promise<boolean> {
+    return this.write((c) => this.workers.delete(c, workerId));
+  }
+
+  async acquireLock(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    requireName(name, "lock");
+    requireName(owner, "lock owner");
+    if (nonNegativeDuration(ttlMs, "ttl_ms") === 0)
+      throw new InvalidArgumentError("mqlite: ttl_ms must be positive");
+    return this.write((c, now) => this.namedLocks.acquire(c, name, owner, ttlMs, now));
+  }
+
+  async releaseLock(name: string, owner: string): Promise<boolean> {
+    return this.write((c, now) => this.namedLocks.release(c, name, owner, now));
+  }
+
+  // --- the broker -------------------------------------------------------------------------------
+
+  status(): Promise<BrokerStatus> {
+    return this.read(async (c) => {
+      const started = performance.now();
+      await c.q("SELECT 1");
+      const pingMs = Math.round((performance.now() - started) * 1000) / 1000;
+      const [size] = await c.q<{ size: number }>(DB_SIZE, [this.schema]);
+      const [counts] = await c.q<{ queues: number; subscriptions: number }>(
+        `SELECT (SELECT count(*) FROM queues WHERE kind = 'queue')::int AS queues,
+                (SELECT count(*) FROM subscriptions)::int AS subscriptions`,
+      );
+      return {
+        version: VERSION,
+        backend: "postgres" as const,
+        remote: false,
+        location: `${redactDsn(this.dsn)} (schema ${this.schema})`,
+        schemaVersion: String(PG_SCHEMA_VERSION),
+        pingMs,
+        dbSizeBytes: size?.size ?? 0,
+        queues: counts?.queues ?? 0,
+        subscriptions: counts?.subscriptions ?? 0,
+        uptimeMs: this.clock.now() - this.openedAt,
+        auth: false,
+      };
+    });
+  }
+
+  /**
+   * Runs every background step once, now, on this node whether or not it leads: reaper, scheduler,
+   * TTL sweep, janitors, DLQ retention. For tests with a manual clock and the loops switched off.
+   */
+  async runMaintenanceOnce(): Promise<MaintenanceResult> {
+    const out = emptyResult();
+    for (const step of ["reap", "schedule", "expire", "janitor", "retention"] as const) {
+      mergeResult(out, await this.runMaintenanceStep(step));
+    }
+    return out;
+  }
+
+  private runMaintenanceStep(step: MaintenanceStep): Promise<MaintenanceResult> {
+    return this.write(async (c, now) => {
+      const out = emptyResult();
+      const m = this.maintenance;
+      if (step === "reap") await m.reap(c, now, out);
+      else if (step === "schedule") {
+        await m.schedule(c, now, out);
+        this.nextDue = await m.nextScheduled(c);
+      } else if (step === "expire") await m.expire(c, now, out);
+      else if (step === "janitor") await m.janitor(c, now, out);
+      else await m.retention(c, this.dlqBounds, now, out);
+      this.wakeLocal(c, { activated: out.activated, scheduledFor: [] });
+      this.notifySettled(c, out.settled);
+      return out;
+    });
+  }
+
+  close(): Promise<void> {
+    if (!this.closing) {
+      this.closing = (async () => {
+        this.loops.stop();
+        this.waiters.close();
+        this.settledWaiters.close();
+        await this.node.close();
+        await this.db.close();
+      })();
+    }
+    return this.closing;
+  }
+}
+
+function mergeResult(into: MaintenanceResult, from: MaintenanceResult): void {
+  for (const q of from.activated) into.activated.add(q);
+  into.requeued += from.requeued;
+  into.deadLettered += from.deadLettered;
+  into.scheduledActivated += from.scheduledActivated;
+  into.expired += from.expired;
+  into.dedupDropped += from.dedupDropped;
+  into.auxDropped += from.auxDropped;
+  into.retentionDropped += from.retentionDropped;
+  into.retainedDropped += from.retainedDropped;
+  into.settled.push(...from.settled);
+}
+
+/** Validates `complete`'s options: what to keep, if anything. */
+function keepOptions(options: CompleteOptions | undefined): PgKeep | undefined {
+  const retainMs = nonNegativeDuration(options?.retainMs, "retain_ms");
+  if (retainMs === 0) return undefined;
+  const r = options?.result;
+  const result = r === undefined || r === null ? null : Buffer.from(r.buffer, r.byteOffset, r.byteLength);
+  return { retainMs, result };
+}
+
+/**
+ * A name as looked up: PostgreSQL text cannot hold NUL, and no valid name holds a control character,
+ * so a name with NUL is looked up as one that can never exist (not found, as on SQLite).
+ */
+function pgName(name: string): string {
+  return typeof name === "string" && name.includes("\u0000") ? name.replace(/\u0000/g, "\u0001") : name;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
