@@ -1,0 +1,30 @@
+import type { Broker } from "../contract/broker.js";
+import type { Logger } from "../engine/logger.js";
+import type { QueueEventBus } from "./events.js";
+import type { Serializer } from "./serializer.js";
+import type { EnqueueOptions, Middleware, TaskHandler, TaskOptions } from "./types.js";
+
+/** A registered task. */
+export interface RegisteredTask {
+  name: string;
+  handler: TaskHandler;
+  options: TaskOptions;
+  /** `options.rateLimit` parsed. */
+  rate?: { limit: number; intervalMs: number };
+}
+
+/** What a Queue shares with its workers, enqueuer and inspectors. */
+export interface QueueCore {
+  broker(): Promise<Broker>;
+  readonly serializer: Serializer;
+  readonly namespace: string | undefined;
+  readonly events: QueueEventBus;
+  readonly middleware: Middleware[];
+  readonly tasks: Map<string, RegisteredTask>;
+  /** Default retention of completed and cancelled jobs. */
+  readonly resultTtlMs: number;
+  readonly logger: Logger;
+  /** Bumped on every task registration (workers rebuild their claim gates). */
+  tasksVersion: number;
+  enqueue(task: string, args: unknown[], options: EnqueueOptions): Promise<string>;
+}

@@ -1,0 +1,122 @@
+import type { Broker } from "../contract/broker.js";
+import { NotFoundError } from "../contract/errors.js";
+import type { OutgoingMessage } from "../contract/types.js";
+import type { QueueCore } from "./core.js";
+import { QueueError } from "./errors.js";
+import {
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  LEASE_GRACE_MS,
+  PROP_METADATA,
+  PROP_NOTES,
+} from "./job-record.js";
+import { engineQueue } from "./naming.js";
+import { encodeNotes } from "./notes.js";
+import type { EnqueueOptions } from "./types.js";
+
+/** One job ready to send: its engine queue and message. */
+export interface PreparedJob {
+  engineQueue: string;
+  queue: string;
+  taskName: string;
+  message: OutgoingMessage;
+}
+
+function nonNegative(value: number | undefined, field: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isFinite(value) || value < 0) throw new QueueError(`${field} must be a non-negative number`);
+  return Math.trunc(value);
+}
+
+/**
+ * The producer side: task defaults, `onEnqueue` middleware, validation and serialization, then
+ * one `send` per queue. Job queues are created on first use.
+ */
+export class Enqueuer {
+  private readonly known = new Set<string>();
+
+  constructor(private readonly core: QueueCore) {}
+
+  /** Builds a job's message (runs `onEnqueue` middleware, which may change args and options). */
+  prepare(taskName: string, args: unknown[], options: EnqueueOptions): PreparedJob {
+    if (typeof taskName !== "string" || taskName.length === 0)
+      throw new QueueError("a task name is required");
+    if (!Array.isArray(args)) throw new QueueError("args must be an array of positional arguments");
+    const task = this.core.tasks.get(taskName);
+    const ctx = { taskName, args, options: { ...options } };
+    for (const mw of this.core.middleware) mw.onEnqueue?.(ctx);
+    const o = ctx.options;
+    const maxRetries =
+      nonNegative(o.maxRetries, "maxRetries") ?? task?.options.maxRetries ?? DEFAULT_MAX_RETRIES;
+    const timeoutMs = nonNegative(o.timeoutMs, "timeoutMs") ?? task?.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (timeoutMs < 1) throw new QueueError("timeoutMs must be at least 1");
+    const delayMs = nonNegative(o.delayMs, "delayMs") ?? 0;
+    const queue = o.queue ?? "default";
+    const message: OutgoingMessage = {
+      body: this.core.serializer.serialize(ctx.args),
+      subject: taskName,
+      priority: Math.trunc(o.priority ?? 0),
+      maxDeliveryCount: maxRetries + 1,
+      lockDurationMs: timeoutMs + LEASE_GRACE_MS,
+    };
+    if (this.core.serializer.contentType) message.contentType = this.core.serializer.contentType;
+    if (delayMs > 0) message.delayMs = delayMs;
+    if (o.uniqueKey !== undefined) message.uniqueKey = o.uniqueKey;
+    const properties: Record<string, string> = {};
+    if (o.metadata !== undefined) {
+      if (typeof o.metadata !== "string") throw new QueueError("metadata must be a string");
+      properties[PROP_METADATA] = o.metadata;
+    }
+    if (o.notes !== undefined) properties[PROP_NOTES] = encodeNotes(o.notes);
+    if (o.metadata !== undefined || o.notes !== undefined) message.properties = properties;
+    const namespace = o.namespace ?? this.core.namespace;
+    return { engineQueue: engineQueue(namespace, queue), queue, taskName, message };
+  }
+
+  /** Sends prepared jobs (grouped per queue, one round trip each) and returns their ids in order. */
+  async send(jobs: PreparedJob[]): Promise<string[]> {
+    const broker = await this.core.broker();
+    const ids: string[] = new Array(jobs.length);
+    const byQueue = new Map<string, number[]>();
+    jobs.forEach((j, i) => {
+      const list = byQueue.get(j.engineQueue);
+      if (list) list.push(i);
+      else byQueue.set(j.engineQueue, [i]);
+    });
+    for (const [name, indexes] of byQueue) {
+      const seqs = await this.sendTo(
+        broker,
+        name,
+        indexes.map((i) => jobs[i]!.message),
+      );
+      indexes.forEach((i, k) => {
+        ids[i] = String(seqs[k]);
+      });
+    }
+    if (this.core.events.has("job.enqueued")) {
+      for (const [i, j] of jobs.entries()) {
+        this.core.events.emit("job.enqueued", { jobId: ids[i]!, taskName: j.taskName, queue: j.queue });
+      }
+    }
+    return ids;
+  }
+
+  private async sendTo(broker: Broker, queue: string, messages: OutgoingMessage[]): Promise<number[]> {
+    if (!this.known.has(queue)) await this.ensureQueue(broker, queue);
+    try {
+      return await broker.send(queue, messages);
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+      // Deleted behind our back: create it again, once.
+      this.known.delete(queue);
+      await this.ensureQueue(broker, queue);
+      return broker.send(queue, messages);
+    }
+  }
+
+  private async ensureQueue(broker: Broker, queue: string): Promise<void> {
+    const existing = await broker.listQueues();
+    if (!existing.some((q) => q.name === queue)) await broker.createQueue(queue);
+    this.known.add(queue);
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * The job face's named errors. Every one extends `JobError`, so `err instanceof JobError` tells a
+ * job-face failure from a broker one (`MqliteError`), which passes through unchanged.
+ */
+
+/** Base class of every error the job face raises on purpose. */
+export class JobError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A misuse of the queue: bad options, an unparseable rate limit or cron, a closed queue. */
+export class QueueError extends JobError {}
+
+/** A worker claimed a job whose task has no handler in its process. */
+export class TaskNotRegisteredError extends JobError {
+  constructor(readonly taskName: string) {
+    super(`task "${taskName}" is not registered`);
+  }
+}
+
+/** `result()` of a job that failed for good (dead-lettered). `error` is its last error. */
+export class JobFailedError extends JobError {
+  constructor(
+    readonly jobId: string,
+    readonly error?: string,
+  ) {
+    super(`job ${jobId} failed${error ? `: ${error}` : ""}`);
+  }
+}
+
+/** `result()` of a cancelled job; also the abort reason of a running job's signal on cancel. */
+export class JobCancelledError extends JobError {
+  constructor(readonly jobId: string) {
+    super(`job ${jobId} was cancelled`);
+  }
+}
+
+/** `result()` gave up waiting. */
+export class ResultTimeoutError extends JobError {
+  constructor(readonly timeoutMs: number) {
+    super(`no result within ${timeoutMs} ms`);
+  }
+}
+
+/** An attempt ran past its `timeoutMs` (the abort reason of its signal, and its recorded error). */
+export class JobTimeoutError extends JobError {
+  constructor(readonly timeoutMs: number) {
+    super(`attempt timed out after ${timeoutMs} ms`);
+  }
+}
+
+/** The job does not exist (a wrong id, or its kept outcome was already deleted). */
+export class JobNotFoundError extends JobError {
+  constructor(readonly jobId: string) {
+    super(`job ${jobId} not found`);
+  }
+}
+
+/** `notes` broke a rule: a plain object, at most 15 top-level fields, at most 4 KiB encoded. */
+export class NotesValidationError extends JobError {}
+
+/** A payload or result could not be (de)serialized. */
+export class SerializationError extends JobError {}

@@ -1,0 +1,31 @@
+/**
+ * The job face: tasks, workers, retries, priority, timeouts, rate limits, middleware, events and
+ * results, over any mqlite `Broker`.
+ * @module
+ */
+export type { RetryBackoff } from "./backoff.js";
+export { currentJob, type JobContext } from "./context.js";
+export {
+  JobCancelledError,
+  JobError,
+  JobFailedError,
+  JobNotFoundError,
+  JobTimeoutError,
+  NotesValidationError,
+  QueueError,
+  ResultTimeoutError,
+  SerializationError,
+  TaskNotRegisteredError,
+} from "./errors.js";
+export {
+  DEFAULT_DB_PATH,
+  DEFAULT_RESULT_TTL_MS,
+  type EnqueueItem,
+  Queue,
+  type TaskArgs,
+  type TaskName,
+} from "./queue.js";
+export type { RateLimit } from "./rate-limit.js";
+export { JsonSerializer, type Serializer } from "./serializer.js";
+export type * from "./types.js";
+export { Worker } from "./worker.js";

@@ -1,0 +1,120 @@
+import type { MessageRecord } from "../contract/job-service.js";
+import type { MessageState } from "../contract/types.js";
+import { splitEngineQueue } from "./naming.js";
+import type { DeadJob, Job, JobStatus } from "./types.js";
+
+/** The lease of a job is its timeout plus this margin, so the worker settles a timed-out attempt itself. */
+export const LEASE_GRACE_MS = 1000;
+export const DEFAULT_TIMEOUT_MS = 300_000;
+export const DEFAULT_MAX_RETRIES = 3;
+
+/** Message property keys of the job fields that have no column of their own. */
+export const PROP_METADATA = "metadata";
+export const PROP_NOTES = "notes";
+
+/** A job's status from its message's state (a scheduled message that was delivered before is backing off: `failed`). */
+export function statusOf(state: MessageState | undefined, deliveryCount: number): JobStatus {
+  switch (state) {
+    case "locked":
+      return "running";
+    case "completed":
+      return "complete";
+    case "dead_lettered":
+      return "dead";
+    case "cancelled":
+      return "cancelled";
+    case "scheduled":
+      return deliveryCount > 0 ? "failed" : "pending";
+    default:
+      return "pending";
+  }
+}
+
+/** The message states (and backoff flag) of a status filter. */
+export function statesOf(status: JobStatus | "completed"): { states: MessageState[]; backingOff?: boolean } {
+  switch (status) {
+    case "pending":
+      return { states: ["active", "scheduled", "deferred"], backingOff: false };
+    case "failed":
+      return { states: ["scheduled"], backingOff: true };
+    case "running":
+      return { states: ["locked"] };
+    case "complete":
+    case "completed":
+      return { states: ["completed"] };
+    case "dead":
+      return { states: ["dead_lettered"] };
+    case "cancelled":
+      return { states: ["cancelled"] };
+  }
+}
+
+export function timeoutOf(lockDurationMs: number | undefined): number {
+  return lockDurationMs && lockDurationMs > LEASE_GRACE_MS
+    ? lockDurationMs - LEASE_GRACE_MS
+    : DEFAULT_TIMEOUT_MS;
+}
+
+export function maxRetriesOf(maxDeliveryCount: number | undefined): number {
+  return maxDeliveryCount && maxDeliveryCount > 0 ? maxDeliveryCount - 1 : DEFAULT_MAX_RETRIES;
+}
+
+/** Failed attempts before the current (or last) one. */
+function retryCountOf(state: MessageState, deliveryCount: number): number {
+  const finishedOrRunning = state === "locked" || state === "completed" || state === "dead_lettered";
+  return Math.max(0, finishedOrRunning ? deliveryCount - 1 : deliveryCount);
+}
+
+/** A message record seen as a job. */
+export function jobFromRecord(r: MessageRecord): Job {
+  const { namespace, queue } = splitEngineQueue(r.queue);
+  const job: Job = {
+    id: String(r.seqNumber),
+    queue,
+    taskName: r.subject ?? "",
+    status: statusOf(r.state, r.deliveryCount),
+    priority: r.priority ?? 0,
+    retryCount: retryCountOf(r.state, r.deliveryCount),
+    maxRetries: maxRetriesOf(r.maxDeliveryCount),
+    createdAt: r.enqueuedAt,
+    scheduledAt: r.visibleAt ?? r.enqueuedAt,
+    timeoutMs: timeoutOf(r.lockDurationMs),
+  };
+  if (r.progress !== undefined) job.progress = r.progress;
+  if (r.result !== undefined) job.result = r.result;
+  if (r.lastError !== undefined) job.error = r.lastError;
+  if (r.deliveredAt !== undefined) job.startedAt = r.deliveredAt;
+  if (r.settledAt !== undefined) job.completedAt = r.settledAt;
+  if (r.uniqueKey !== undefined) job.uniqueKey = r.uniqueKey;
+  const metadata = r.properties?.[PROP_METADATA];
+  if (metadata !== undefined) job.metadata = metadata;
+  const notes = r.properties?.[PROP_NOTES];
+  if (notes !== undefined) job.notes = notes;
+  if (namespace !== undefined) job.namespace = namespace;
+  return job;
+}
+
+export function deadJobFromRecord(r: MessageRecord): DeadJob {
+  const job = jobFromRecord(r);
+  const dead: DeadJob = {
+    id: job.id,
+    originalJobId: job.id,
+    queue: job.queue,
+    taskName: job.taskName,
+    retryCount: job.retryCount,
+    failedAt: r.settledAt ?? r.enqueuedAt,
+    dlqRetryCount: r.redriveCount ?? 0,
+  };
+  const error = job.error ?? r.deadLetterDescription;
+  if (error !== undefined) dead.error = error;
+  if (job.metadata !== undefined) dead.metadata = job.metadata;
+  if (job.notes !== undefined) dead.notes = job.notes;
+  return dead;
+}
+
+/** The sequence number of a job id, or undefined for an id that cannot be one. */
+export function seqOf(id: string): number | undefined {
+  if (!/^[1-9]\d{0,15}$/.test(id)) return undefined;
+  const n = Number(id);
+  return Number.isSafeInteger(n) ? n : undefined;
+}

@@ -1,0 +1,256 @@
+import type { Broker } from "../contract/broker.js";
+import type { CompleteItem, Message } from "../contract/types.js";
+import { backoffDelay } from "./backoff.js";
+import { type JobContext, runInJob } from "./context.js";
+import type { QueueCore } from "./core.js";
+import { JobCancelledError, JobTimeoutError, SerializationError, TaskNotRegisteredError } from "./errors.js";
+import { DEFAULT_MAX_RETRIES, maxRetriesOf, PROP_METADATA, timeoutOf } from "./job-record.js";
+import { splitEngineQueue } from "./naming.js";
+import type { OutcomeEvent, TaskContext } from "./types.js";
+
+/** A job this worker is running. */
+export interface RunningJob {
+  seq: number;
+  queue: string;
+  lockToken: string;
+  /** Created when the handler first reads its signal (most never do). */
+  controller: AbortController | undefined;
+  /** Why the job was aborted before its signal existed (the signal is born aborted). */
+  abortReason: unknown;
+  cancelRequested: boolean;
+}
+
+/** The job's signal, created on first use. */
+export function signalOf(job: RunningJob): AbortSignal {
+  if (!job.controller) {
+    job.controller = new AbortController();
+    if (job.abortReason !== undefined) job.controller.abort(job.abortReason);
+  }
+  return job.controller.signal;
+}
+
+/** Aborts the job's signal (now, or at its creation). */
+export function abortJob(job: RunningJob, reason: unknown): void {
+  if (job.abortReason !== undefined) return;
+  job.abortReason = reason;
+  job.controller?.abort(reason);
+}
+
+type Attempt =
+  | { ok: true; value: unknown }
+  | { ok: false; error: unknown; timedOut: boolean; alwaysRetry: boolean };
+
+/** The error text kept for a failed attempt: canonical JSON `{"errtype","message","traceback"}`. */
+export function errorText(err: unknown): string {
+  const e = err instanceof Error ? err : new Error(String(err));
+  return JSON.stringify({ errtype: e.name, message: e.message, traceback: e.stack ?? "" });
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+/**
+ * Runs one claimed job: decode, middleware, the handler under its timeout and signal, then the
+ * outcome (complete, retry with backoff, dead-letter, or cancelled) through the broker, then the
+ * outcome hooks and events.
+ */
+/** Where completions go: the worker coalesces them into one `completeBatch` per queue and tick. */
+export interface CompletionSink {
+  complete(queue: string, item: CompleteItem): Promise<void>;
+}
+
+export class JobRunner {
+  constructor(
+    private readonly core: QueueCore,
+    private readonly broker: Broker,
+    private readonly completions: CompletionSink,
+  ) {}
+
+  /**
+   * Runs the job. `handlerDone` is called as soon as the handler is over, before the outcome is
+   * stored: the worker's next claim then joins the outcome's group commit.
+   */
+  async run(m: Message, job: RunningJob, handlerDone: () => void): Promise<void> {
+    const taskName = m.subject ?? "";
+    const started = performance.now();
+    const attempt = await this.attempt(m, job, taskName);
+    handlerDone();
+    const jobId = String(m.seqNumber);
+    const queue = splitEngineQueue(job.queue).queue;
+    const task = this.core.tasks.get(taskName);
+    const retainMs = task?.options.resultTtlMs ?? this.core.resultTtlMs;
+    const event = (extra: Partial<OutcomeEvent> = {}): OutcomeEvent => ({
+      jobId,
+      taskName,
+      queue,
+      retryCount: m.deliveryCount - 1,
+      durationMs: performance.now() - started,
+      ...extra,
+    });
+    try {
+      if (job.cancelRequested) {
+        await this.broker.cancelMessage(job.queue, job.seq, { lockToken: job.lockToken, retainMs });
+        this.outcome("job.cancelled", "onCancel", event());
+        return;
+      }
+      if (attempt.ok) {
+        let result: Uint8Array | undefined;
+        try {
+          result = retainMs > 0 ? this.core.serializer.serialize(attempt.value) : undefined;
+        } catch (err) {
+          await this.fail(
+            m,
+            job,
+            taskName,
+            { ok: false, error: err, timedOut: false, alwaysRetry: false },
+            event,
+          );
+          return;
+        }
+        const item: CompleteItem = { seqNumber: job.seq, lockToken: job.lockToken };
+        if (retainMs > 0) {
+          item.retainMs = retainMs;
+          if (result !== undefined) item.result = result;
+        }
+        await this.completions.complete(job.queue, item);
+        this.outcome("job.completed", "onCompleted", event());
+        return;
+      }
+      await this.fail(m, job, taskName, attempt, event);
+    } catch (err) {
+      // Typically lock_lost: the lease lapsed and the job went back to the queue; it runs again.
+      this.core.logger.warn({ jobId, taskName, err: String(err) }, "could not store a job's outcome");
+    }
+  }
+
+  private async attempt(m: Message, job: RunningJob, taskName: string): Promise<Attempt> {
+    const task = this.core.tasks.get(taskName);
+    if (!task)
+      return { ok: false, error: new TaskNotRegisteredError(taskName), timedOut: false, alwaysRetry: false };
+    let args: unknown;
+    try {
+      args = this.core.serializer.deserialize(m.body);
+    } catch (err) {
+      const error =
+        err instanceof SerializationError ? err : new SerializationError(String(err), { cause: err });
+      return { ok: false, error, timedOut: false, alwaysRetry: true };
+    }
+    const list = Array.isArray(args) ? args : args === undefined ? [] : [args];
+    const timeoutMs = timeoutOf(m.lockDurationMs);
+    const ctx: TaskContext = { jobId: String(m.seqNumber), taskName, args: list, attempt: m.deliveryCount };
+    const metadata = m.properties?.[PROP_METADATA];
+    if (metadata !== undefined) ctx.metadata = metadata;
+    const jobCtx: JobContext = {
+      jobId: ctx.jobId,
+      taskName,
+      queue: splitEngineQueue(job.queue).queue,
+      attempt: m.deliveryCount,
+      get signal() {
+        return signalOf(job);
+      },
+      setProgress: (percent) =>
+        this.broker.setProgress(
+          job.queue,
+          job.seq,
+          job.lockToken,
+          Math.round(Math.min(100, Math.max(0, percent))),
+        ),
+    };
+    const middleware = this.core.middleware;
+    const body = async () => {
+      for (const mw of middleware) if (mw.before) await mw.before(ctx);
+      const value = await runInJob(jobCtx, () => task.handler(...list));
+      for (const mw of middleware) if (mw.after) await mw.after(ctx, value);
+      return value;
+    };
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const err = new JobTimeoutError(timeoutMs);
+        abortJob(job, err);
+        reject(err);
+      }, timeoutMs);
+    });
+    try {
+      return { ok: true, value: await Promise.race([body(), timeout]) };
+    } catch (error) {
+      const timedOut = error instanceof JobTimeoutError;
+      for (const mw of middleware) {
+        if (!mw.onError) continue;
+        try {
+          await mw.onError(ctx, error);
+        } catch {
+          // the attempt already failed; a failing hook does not change that
+        }
+      }
+      return { ok: false, error, timedOut, alwaysRetry: timedOut };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async fail(
+    m: Message,
+    job: RunningJob,
+    taskName: string,
+    attempt: Extract<Attempt, { ok: false }>,
+    event: (extra?: Partial<OutcomeEvent>) => OutcomeEvent,
+  ): Promise<void> {
+    const text = errorText(attempt.error);
+    const message = errorMessage(attempt.error);
+    if (this.core.events.has("job.failed")) {
+      this.core.events.emit("job.failed", event({ error: message, timedOut: attempt.timedOut }));
+    }
+    const maxDeliveries = (m.maxDeliveryCount ?? 0) > 0 ? m.maxDeliveryCount! : DEFAULT_MAX_RETRIES + 1;
+    const task = this.core.tasks.get(taskName);
+    let retryable = attempt.alwaysRetry;
+    if (!retryable) {
+      try {
+        retryable = task?.options.retryOn ? task.options.retryOn(attempt.error) !== false : true;
+      } catch {
+        retryable = true;
+      }
+    }
+    if (retryable && m.deliveryCount < maxDeliveries) {
+      const delayMs = backoffDelay(task?.options.retryBackoff, m.deliveryCount);
+      await this.broker.abandon(job.queue, job.seq, job.lockToken, { delayMs, error: text });
+      this.outcome("job.retrying", "onRetry", event({ error: message, timedOut: attempt.timedOut }));
+      return;
+    }
+    await this.broker.reject(job.queue, job.seq, job.lockToken, {
+      reason: retryable ? "RetriesExhausted" : "NotRetryable",
+      description: message.slice(0, 4096),
+      error: text,
+    });
+    this.outcome(
+      "job.dead",
+      "onDeadLetter",
+      event({ error: message, timedOut: attempt.timedOut, retryCount: maxRetriesOf(m.maxDeliveryCount) }),
+    );
+  }
+
+  /** Emits the event and calls the outcome hook of every middleware (not awaited; errors dropped). */
+  private outcome(
+    name: "job.completed" | "job.retrying" | "job.dead" | "job.cancelled",
+    hook: "onCompleted" | "onRetry" | "onDeadLetter" | "onCancel",
+    payload: OutcomeEvent,
+  ): void {
+    this.core.events.emit(name, payload);
+    for (const mw of this.core.middleware) {
+      const fn = mw[hook];
+      if (!fn) continue;
+      try {
+        const r = fn.call(mw, payload) as unknown;
+        if (r instanceof Promise) r.catch(() => {});
+      } catch {
+        // outcome hooks observe; they cannot change the outcome
+      }
+    }
+  }
+}
+
+/** The abort reason of a cancelled job's signal. */
+export function cancelReason(jobId: string): JobCancelledError {
+  return new JobCancelledError(jobId);
+}

@@ -1,0 +1,387 @@
+import type { Broker } from "../contract/broker.js";
+import { type Logger, stderrLogger } from "../engine/logger.js";
+import { acquireBroker } from "./broker-pool.js";
+import type { QueueCore, RegisteredTask } from "./core.js";
+import { Enqueuer } from "./enqueuer.js";
+import { QueueError } from "./errors.js";
+import { QueueEventBus } from "./events.js";
+import { Inspector } from "./inspector.js";
+import { seqOf } from "./job-record.js";
+import { engineQueue } from "./naming.js";
+import { PeriodicScheduler } from "./periodic.js";
+import { parseRateLimit } from "./rate-limit.js";
+import { peekResult, waitForResult } from "./results.js";
+import { JsonSerializer } from "./serializer.js";
+import type {
+  DeadJob,
+  EnqueueOptions,
+  Job,
+  JobAttemptError,
+  JobFilter,
+  Middleware,
+  PeriodicOptions,
+  PeriodicTask,
+  QueueEvents,
+  QueueOptions,
+  Stats,
+  TaskHandler,
+  TaskOptions,
+  WorkerRunOptions,
+  WorkerStatus,
+} from "./types.js";
+import { Worker } from "./worker.js";
+
+/** The default file of `new Queue()`. */
+export const DEFAULT_DB_PATH = ".mqlite/jobs.db";
+/** Completed and cancelled jobs are kept this long by default. */
+export const DEFAULT_RESULT_TTL_MS = 24 * 3600 * 1000;
+
+/** The task names `enqueue` accepts: the registered ones, or any string before any is registered. */
+export type TaskName<T> = [keyof T] extends [never] ? string : keyof T & string;
+/** The argument list of a registered task. */
+export type TaskArgs<T, K> = K extends keyof T
+  ? T[K] extends TaskHandler
+    ? Parameters<T[K]>
+    : unknown[]
+  : unknown[];
+
+/** One job of `enqueueMany`. */
+export interface EnqueueItem<A extends unknown[] = unknown[]> {
+  args?: A;
+  options?: EnqueueOptions;
+}
+
+/**
+ * A job queue over an mqlite broker: register tasks, enqueue jobs, run workers, read results.
+ * A job is a message in its queue; everything here runs on any `Broker` (a file, memory, or a
+ * served broker through `connect(url)`), so workers can run in other processes and on other machines.
+ *
+ * ```ts
+ * const queue = new Queue({ dbPath: "jobs.db" }).task("add", (a: number, b: number) => a + b);
+ * const worker = queue.runWorker();
+ * const id = await queue.enqueue("add", [2, 3]);
+ * console.log(await queue.result(id)); // 5
+ * await queue.close();
+ * ```
+ */
+export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHandler>> {
+  private readonly core: QueueCore;
+  private readonly enqueuer: Enqueuer;
+  private readonly inspector: Inspector;
+  private readonly periodic: PeriodicScheduler;
+  private readonly workers = new Set<Worker>();
+  private readonly brokerPromise: Promise<Broker>;
+  private resolvedBroker: Broker | undefined;
+  private readonly release: (() => Promise<void>) | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: QueueOptions = {}) {
+    if (options.broker) {
+      this.brokerPromise = Promise.resolve(options.broker);
+    } else {
+      const pooled = acquireBroker(options.dbPath ?? DEFAULT_DB_PATH);
+      this.brokerPromise = pooled.broker;
+      this.release = pooled.release;
+    }
+    this.brokerPromise.then(
+      (b) => {
+        this.resolvedBroker = b;
+      },
+      () => {},
+    );
+    const resultTtlMs = options.resultTtlMs ?? DEFAULT_RESULT_TTL_MS;
+    if (!Number.isFinite(resultTtlMs) || resultTtlMs < 0)
+      throw new QueueError("resultTtlMs must not be negative");
+    const logger: Logger = stderrLogger;
+    this.core = {
+      broker: () => (this.resolvedBroker ? Promise.resolve(this.resolvedBroker) : this.brokerPromise),
+      serializer: options.serializer ?? new JsonSerializer(),
+      namespace: options.namespace || undefined,
+      events: new QueueEventBus(),
+      middleware: [],
+      tasks: new Map<string, RegisteredTask>(),
+      resultTtlMs,
+      logger,
+      tasksVersion: 0,
+      enqueue: (task, args, opts) => this.enqueueOne(task, args, opts),
+    };
+    this.enqueuer = new Enqueuer(this.core);
+    this.inspector = new Inspector(this.core);
+    this.periodic = new PeriodicScheduler(this.core);
+  }
+
+  /** The broker the queue runs on. */
+  broker(): Promise<Broker> {
+    return this.core.broker();
+  }
+
+  // --- tasks, middleware, events ------------------------------------------------------------------
+
+  /** Registers (or replaces) a task. Returns the queue, typed so `enqueue` knows the task's arguments. */
+  task<N extends string, H extends TaskHandler>(
+    name: N,
+    handler: H,
+    options: TaskOptions = {},
+  ): Queue<T & Record<N, H>> {
+    if (typeof name !== "string" || name.length === 0) throw new QueueError("a task name is required");
+    if (typeof handler !== "function") throw new QueueError(`task "${name}" needs a handler function`);
+    for (const key of ["maxRetries", "timeoutMs", "maxConcurrent", "resultTtlMs"] as const) {
+      const v = options[key];
+      if (v !== undefined && (!Number.isFinite(v) || v < 0))
+        throw new QueueError(`${key} must not be negative`);
+    }
+    if (options.maxConcurrent !== undefined && options.maxConcurrent < 1)
+      throw new QueueError("maxConcurrent must be at least 1");
+    const task: RegisteredTask = { name, handler, options: { ...options } };
+    if (options.rateLimit !== undefined) task.rate = parseRateLimit(options.rateLimit);
+    this.core.tasks.set(name, task);
+    this.core.tasksVersion++;
+    return this as unknown as Queue<T & Record<N, H>>;
+  }
+
+  /** The registered task names, sorted. */
+  registeredTasks(): string[] {
+    return [...this.core.tasks.keys()].sort();
+  }
+
+  /** Adds middleware (run in registration order). */
+  use(middleware: Middleware): this {
+    this.core.middleware.push(middleware);
+    return this;
+  }
+
+  /** Listens to an event (fired in this process: job outcomes of this queue's workers, enqueues, workers). */
+  on<E extends keyof QueueEvents>(event: E, listener: (payload: QueueEvents[E]) => void): this {
+    this.core.events.on(event, listener);
+    return this;
+  }
+
+  off<E extends keyof QueueEvents>(event: E, listener: (payload: QueueEvents[E]) => void): this {
+    this.core.events.off(event, listener);
+    return this;
+  }
+
+  // --- enqueue --------------------------------------------------------------------------------------
+
+  /** Enqueues one job; resolves with its id once stored. */
+  enqueue<K extends TaskName<T>>(task: K, args?: TaskArgs<T, K>, options?: EnqueueOptions): Promise<string> {
+    return this.enqueueOne(task, (args ?? []) as unknown[], options ?? {});
+  }
+
+  /** Enqueues many jobs of one task (one round trip per queue); ids in input order. */
+  async enqueueMany<K extends TaskName<T>>(task: K, items: EnqueueItem<TaskArgs<T, K>>[]): Promise<string[]> {
+    this.assertOpen();
+    const prepared = items.map((i) =>
+      this.enqueuer.prepare(task, (i.args ?? []) as unknown[], i.options ?? {}),
+    );
+    return this.enqueuer.send(prepared);
+  }
+
+  private async enqueueOne(task: string, args: unknown[], options: EnqueueOptions): Promise<string> {
+    this.assertOpen();
+    const [id] = await this.enqueuer.send([this.enqueuer.prepare(task, args, options)]);
+    return id!;
+  }
+
+  private assertOpen(): void {
+    if (this.closing) throw new QueueError("the queue is closed");
+  }
+
+  // --- results and jobs -----------------------------------------------------------------------------
+
+  /**
+   * Waits for a job's result. Rejects with `JobFailedError` (dead), `JobCancelledError`,
+   * `ResultTimeoutError` (default 30 s) or `JobNotFoundError`.
+   */
+  result<R = unknown>(id: string, options: { timeoutMs?: number; pollMs?: number } = {}): Promise<R> {
+    return waitForResult(this.core, id, options.timeoutMs) as Promise<R>;
+  }
+
+  /** The result of a completed job, or undefined. */
+  getResult<R = unknown>(id: string): Promise<R | undefined> {
+    return peekResult(this.core, id) as Promise<R | undefined>;
+  }
+
+  getJob(id: string): Promise<Job | null> {
+    return this.inspector.getJob(id);
+  }
+
+  /** Jobs, newest first. */
+  listJobs(filter?: JobFilter): Promise<Job[]> {
+    return this.inspector.listJobs(filter);
+  }
+
+  /** Every failed attempt of a job, oldest first. */
+  getJobErrors(id: string): Promise<JobAttemptError[]> {
+    return this.inspector.getJobErrors(id);
+  }
+
+  /** Cancels a pending job. False when it is not pending (running, finished, unknown). */
+  async cancelJob(id: string): Promise<boolean> {
+    const job = await this.inspector.getJob(id);
+    if (!job || (job.status !== "pending" && job.status !== "failed")) return false;
+    const broker = await this.core.broker();
+    const outcome = await broker.cancelMessage(engineQueue(job.namespace, job.queue), Number(id), {
+      retainMs: this.core.resultTtlMs,
+    });
+    if (outcome !== "cancelled") return false;
+    this.core.events.emit("job.cancelled", { jobId: id, taskName: job.taskName, queue: job.queue });
+    return true;
+  }
+
+  /**
+   * Asks a running job to stop: its handler's `currentJob().signal` aborts (at once in this process,
+   * within a heartbeat elsewhere) and the job ends `cancelled`. A pending job is cancelled outright.
+   */
+  async requestCancel(id: string): Promise<boolean> {
+    const seq = seqOf(id);
+    const job = await this.inspector.getJob(id);
+    if (seq === undefined || !job) return false;
+    const broker = await this.core.broker();
+    const outcome = await broker.cancelMessage(engineQueue(job.namespace, job.queue), seq, {
+      retainMs: this.core.resultTtlMs,
+    });
+    if (outcome === "requested") for (const w of this.workers) w.cancelLocal(seq);
+    if (outcome === "cancelled") {
+      this.core.events.emit("job.cancelled", { jobId: id, taskName: job.taskName, queue: job.queue });
+    }
+    return outcome !== "none";
+  }
+
+  /** True when a cancellation was requested for the (running) job. */
+  async isCancelRequested(id: string): Promise<boolean> {
+    const seq = seqOf(id);
+    if (seq === undefined) return false;
+    const [rec] = await (await this.core.broker()).getMessages([seq]);
+    return rec?.cancelRequested === true;
+  }
+
+  // --- stats and cleanup ----------------------------------------------------------------------------
+
+  stats(): Promise<Stats> {
+    return this.inspector.stats();
+  }
+
+  statsByQueue(queue: string): Promise<Stats> {
+    return this.inspector.statsByQueue(queue);
+  }
+
+  statsAllQueues(): Promise<Record<string, Stats>> {
+    return this.inspector.statsAllQueues();
+  }
+
+  /** Deletes completed jobs finished more than `olderThanMs` ago (0: all). Returns how many. */
+  purgeCompleted(olderThanMs = 0): Promise<number> {
+    return this.inspector.purgeCompleted(olderThanMs);
+  }
+
+  /** Stops workers everywhere from starting jobs of the queue (running ones finish). */
+  async pauseQueue(queue: string): Promise<void> {
+    await this.ensureEngineQueue(queue);
+    await (await this.core.broker()).pauseQueue(engineQueue(this.core.namespace, queue));
+  }
+
+  async resumeQueue(queue: string): Promise<void> {
+    await this.ensureEngineQueue(queue);
+    await (await this.core.broker()).resumeQueue(engineQueue(this.core.namespace, queue));
+  }
+
+  listPausedQueues(): Promise<string[]> {
+    return this.inspector.listPausedQueues();
+  }
+
+  private async ensureEngineQueue(queue: string): Promise<void> {
+    const broker = await this.core.broker();
+    const name = engineQueue(this.core.namespace, queue);
+    if (!(await broker.listQueues()).some((q) => q.name === name)) await broker.createQueue(name);
+  }
+
+  // --- dead letters ---------------------------------------------------------------------------------
+
+  /** Dead jobs, most recently failed first. */
+  deadLetters(limit = 100, offset = 0): Promise<DeadJob[]> {
+    return this.inspector.deadLetters(limit, offset);
+  }
+
+  deadLettersByTask(task: string, limit = 100, offset = 0): Promise<DeadJob[]> {
+    return this.inspector.deadLetters(limit, offset, task);
+  }
+
+  /** Re-runs a dead job with a fresh retry budget (notes and metadata kept). Resolves with its id, or null. */
+  retryDead(id: string): Promise<string | null> {
+    return this.inspector.retryDead(id);
+  }
+
+  deleteDead(id: string): Promise<boolean> {
+    return this.inspector.deleteDead(id);
+  }
+
+  /** Deletes dead jobs that failed more than `olderThanMs` ago (0: all). Returns how many. */
+  purgeDead(olderThanMs = 0): Promise<number> {
+    return this.inspector.purgeDead(olderThanMs);
+  }
+
+  // --- periodic jobs --------------------------------------------------------------------------------
+
+  /**
+   * Enqueues `task` on every tick of `cron` (5 or 6 fields; seconds first when 6), once per tick
+   * across every worker of every process. Fired by running workers. Returns the next tick (epoch ms).
+   */
+  registerPeriodic<K extends TaskName<T>>(
+    name: string,
+    task: K,
+    cron: string,
+    options: PeriodicOptions & { args?: TaskArgs<T, K> } = {},
+  ): number | undefined {
+    return this.periodic.register(name, task, cron, options);
+  }
+
+  listPeriodic(): PeriodicTask[] {
+    return this.periodic.list();
+  }
+
+  deletePeriodic(name: string): boolean {
+    return this.periodic.delete(name);
+  }
+
+  pausePeriodic(name: string): boolean {
+    return this.periodic.setEnabled(name, false);
+  }
+
+  resumePeriodic(name: string): boolean {
+    return this.periodic.setEnabled(name, true);
+  }
+
+  // --- workers --------------------------------------------------------------------------------------
+
+  /** Starts a worker in this process. Hold on to it; `stop()` it (or `close()` the queue) to end it. */
+  runWorker(options: WorkerRunOptions = {}): Worker {
+    this.assertOpen();
+    const worker = new Worker(this.core, this.periodic, options);
+    this.workers.add(worker);
+    worker.start();
+    return worker;
+  }
+
+  /** Every live worker of the namespace (any process). */
+  listWorkers(): Promise<WorkerStatus[]> {
+    return this.inspector.listWorkers();
+  }
+
+  /** Stops every worker of this queue (running handlers finish). */
+  async shutdown(): Promise<void> {
+    await Promise.all([...this.workers].map((w) => w.stop()));
+    this.workers.clear();
+  }
+
+  /** Stops the workers and releases the broker (a broker passed in `options.broker` stays open). */
+  close(): Promise<void> {
+    if (!this.closing) {
+      this.closing = (async () => {
+        await this.shutdown();
+        await this.release?.();
+      })();
+    }
+    return this.closing;
+  }
+}

@@ -1,0 +1,256 @@
+import type { Broker } from "../contract/broker.js";
+import type { RetryBackoff } from "./backoff.js";
+import type { RateLimit } from "./rate-limit.js";
+import type { Serializer } from "./serializer.js";
+
+/** Options of `new Queue(options)`. */
+export interface QueueOptions {
+  /**
+   * The SQLite file (parent folders are created), or `":memory:"`. Default `.mqlite/jobs.db`.
+   * Queues of one process opened on the same file share one connection.
+   */
+  dbPath?: string;
+  /** Any `Broker` instead of a file: embedded (`openBroker`) or remote (`connect(url)`). Not closed by `close()`. */
+  broker?: Broker;
+  /** Default `JsonSerializer`. */
+  serializer?: Serializer;
+  /** Jobs of a namespace live in their own queues: workers and inspection only see their namespace. */
+  namespace?: string;
+  /** How long completed and cancelled jobs (and results) are kept. Default 24 hours; 0 keeps nothing. */
+  resultTtlMs?: number;
+}
+
+/** A task's handler: positional arguments, any return value (awaited). */
+export type TaskHandler = (...args: any[]) => unknown;
+
+/** Options of `queue.task(name, handler, options)`. */
+export interface TaskOptions {
+  /** Retries after the first attempt (0 = never retry). Also the per-job default. Default 3. */
+  maxRetries?: number;
+  /** Exponential backoff between attempts. */
+  retryBackoff?: RetryBackoff;
+  /**
+   * Decides whether a failure may be retried (`false` dead-letters at once, whatever the budget).
+   * Timeouts and undecodable payloads are always retried; a throwing predicate means "retry".
+   */
+  retryOn?: (error: unknown) => boolean;
+  /** Per-attempt timeout (ms). Also the per-job default. Default 300000. */
+  timeoutMs?: number;
+  /** At most this many jobs of the task run at once, across every worker. */
+  maxConcurrent?: number;
+  /** At most so many starts per second, minute or hour, across every worker (`"100/s"`, `"20/m"`, `"1000/h"`). */
+  rateLimit?: RateLimit;
+  /** How long this task's completed jobs are kept (overrides the queue's `resultTtlMs`). */
+  resultTtlMs?: number;
+}
+
+/** Options of `enqueue`. */
+export interface EnqueueOptions {
+  /** Default `"default"`. */
+  queue?: string;
+  /** Higher runs first within a queue. Default 0. */
+  priority?: number;
+  /** Default: the task's, else 3. */
+  maxRetries?: number;
+  /** Default: the task's, else 300000. */
+  timeoutMs?: number;
+  /** First run no earlier than this long from now. */
+  delayMs?: number;
+  /** While a job with this key is pending or running in the queue, enqueueing returns that job's id. */
+  uniqueKey?: string;
+  /** Free-form text kept with the job. */
+  metadata?: string;
+  /** A plain object (≤ 15 fields, ≤ 4 KiB as JSON), kept as canonical JSON; survives the dead-letter queue. */
+  notes?: Record<string, unknown>;
+  /** Overrides the queue's namespace for this job. */
+  namespace?: string;
+}
+
+/** The state of a job. `failed` is a job waiting out its backoff after a failed attempt. */
+export type JobStatus = "pending" | "running" | "complete" | "failed" | "dead" | "cancelled";
+
+/** A job as `getJob` and `listJobs` return it. Times are epoch ms. */
+export interface Job {
+  id: string;
+  queue: string;
+  taskName: string;
+  status: JobStatus;
+  priority: number;
+  /** 0..100, as the handler last reported it (`currentJob().setProgress`). */
+  progress?: number;
+  /** Failed attempts so far (before the current or last one). */
+  retryCount: number;
+  maxRetries: number;
+  /** The serialized result (see `getResult` for the value). */
+  result?: Buffer;
+  /** The last attempt's error (JSON `{"errtype","message","traceback"}`). */
+  error?: string;
+  createdAt: number;
+  /** When it runs (or ran) next: the enqueue time, a delay, or a backoff. */
+  scheduledAt: number;
+  startedAt?: number;
+  completedAt?: number;
+  timeoutMs: number;
+  uniqueKey?: string;
+  metadata?: string;
+  /** The notes as canonical JSON text. */
+  notes?: string;
+  namespace?: string;
+}
+
+/** Counts of jobs by status. */
+export interface Stats {
+  pending: number;
+  running: number;
+  completed: number;
+  failed: number;
+  dead: number;
+  cancelled: number;
+}
+
+/** Filter of `listJobs` (newest first). */
+export interface JobFilter {
+  status?: JobStatus | "completed";
+  queue?: string;
+  task?: string;
+  /** Default 100, at most 1000. */
+  limit?: number;
+  offset?: number;
+}
+
+/** A dead-lettered job. */
+export interface DeadJob {
+  /** The id to pass to `retryDead` and `deleteDead` (the job's own id). */
+  id: string;
+  originalJobId: string;
+  queue: string;
+  taskName: string;
+  error?: string;
+  retryCount: number;
+  failedAt: number;
+  metadata?: string;
+  notes?: string;
+  /** How many times it was retried from the dead-letter queue. */
+  dlqRetryCount: number;
+}
+
+/** One failed attempt (`getJobErrors`). */
+export interface JobAttemptError {
+  id: string;
+  jobId: string;
+  attempt: number;
+  error: string;
+  failedAt: number;
+}
+
+/** Options of `runWorker`. */
+export interface WorkerRunOptions {
+  /** Default `["default"]`. */
+  queues?: string[];
+  /** Jobs run at once by this worker. Default 16. */
+  concurrency?: number;
+  /** Jobs claimed per poll (never more than free slots). Default: `concurrency`. */
+  batchSize?: number;
+  /** Heartbeat (and lease renewal, cancel check) period. Default 5000. */
+  heartbeatIntervalMs?: number;
+}
+
+/** A worker as `listWorkers` reports it. */
+export interface WorkerStatus {
+  workerId: string;
+  queues: string[];
+  status: "active" | "draining";
+  lastHeartbeat: number;
+  startedAt: number;
+  hostname?: string;
+  pid?: number;
+  concurrency?: number;
+  namespace?: string;
+}
+
+/** The payload of job events and outcome hooks. */
+export interface OutcomeEvent {
+  jobId: string;
+  taskName: string;
+  queue?: string;
+  error?: string;
+  retryCount?: number;
+  timedOut?: boolean;
+  durationMs?: number;
+}
+
+/** The payload of worker events. */
+export interface WorkerEvent {
+  workerId: string;
+  queues?: string[];
+}
+
+/** Every event `queue.on` knows, with its payload. */
+export interface QueueEvents {
+  "job.enqueued": OutcomeEvent;
+  "job.completed": OutcomeEvent;
+  "job.failed": OutcomeEvent;
+  "job.retrying": OutcomeEvent;
+  "job.dead": OutcomeEvent;
+  "job.cancelled": OutcomeEvent;
+  "worker.started": WorkerEvent;
+  "worker.stopped": WorkerEvent;
+  "worker.online": WorkerEvent;
+  "worker.offline": WorkerEvent;
+}
+
+/** What middleware sees of an attempt. */
+export interface TaskContext {
+  jobId: string;
+  taskName: string;
+  args: unknown[];
+  metadata?: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+}
+
+/** What `onEnqueue` may change before the job is stored. */
+export interface EnqueueContext {
+  taskName: string;
+  args: unknown[];
+  options: EnqueueOptions;
+}
+
+/**
+ * Middleware (`queue.use`): `onEnqueue` runs in the producer (sync; throw to refuse the job);
+ * `before`/`after`/`onError` run around each attempt and are awaited (within its timeout);
+ * the outcome hooks run after the outcome is stored, are not awaited, and their errors are ignored.
+ */
+export interface Middleware {
+  name?: string;
+  onEnqueue?(ctx: EnqueueContext): void;
+  before?(ctx: TaskContext): void | Promise<void>;
+  after?(ctx: TaskContext, result: unknown): void | Promise<void>;
+  onError?(ctx: TaskContext, error: unknown): void | Promise<void>;
+  onCompleted?(event: OutcomeEvent): void;
+  onRetry?(event: OutcomeEvent): void;
+  onDeadLetter?(event: OutcomeEvent): void;
+  onCancel?(event: OutcomeEvent): void;
+}
+
+/** Options of `registerPeriodic`. */
+export interface PeriodicOptions {
+  args?: unknown[];
+  queue?: string;
+  /** IANA time zone of the cron expression (default UTC). */
+  timezone?: string;
+  /** Default true. */
+  enabled?: boolean;
+}
+
+/** A registered periodic job. */
+export interface PeriodicTask {
+  name: string;
+  taskName: string;
+  cron: string;
+  queue: string;
+  timezone?: string;
+  enabled: boolean;
+  /** Next fire time (epoch ms), if any. */
+  nextRun?: number;
+}

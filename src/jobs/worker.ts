@@ -1,0 +1,275 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { Broker } from "../contract/broker.js";
+import { LockLostError } from "../contract/errors.js";
+import type { ClaimGate } from "../contract/job-service.js";
+import type { CompleteItem, Message } from "../contract/types.js";
+import type { QueueCore } from "./core.js";
+import { abortJob, cancelReason, JobRunner, type RunningJob } from "./job-runner.js";
+import { engineQueue, splitEngineQueue } from "./naming.js";
+import type { PeriodicScheduler } from "./periodic.js";
+import type { WorkerRunOptions } from "./types.js";
+
+export const DEFAULT_CONCURRENCY = 16;
+
+interface PendingCompletion {
+  item: CompleteItem;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+export const DEFAULT_HEARTBEAT_MS = 5000;
+/** The longest a claim long-polls (the engine's cap); in-process it is woken by every enqueue. */
+const LONG_POLL_MS = 20_000;
+
+/**
+ * A worker: claims jobs of its queues in batches (never more than its free slots), runs them, and
+ * settles each through the broker; heartbeats every 5 s (which also renews leases and notices
+ * cancel requests from other processes). Hold on to it; `stop()` lets running handlers finish.
+ */
+export class Worker {
+  readonly id: string;
+  readonly queues: string[];
+  readonly concurrency: number;
+  private readonly engineQueues: string[];
+  private readonly batchSize: number;
+  private readonly heartbeatMs: number;
+  private readonly running = new Map<number, RunningJob>();
+  private readonly settling = new Set<Promise<void>>();
+  private readonly abort = new AbortController();
+  private slotFreed: (() => void) | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private stopping: Promise<void> | undefined;
+  private online = false;
+  private gatesVersion = -1;
+  private gates: ClaimGate[] = [];
+  private runner: JobRunner | undefined;
+  private loopDone: Promise<void> = Promise.resolve();
+  /** Completions waiting for the next claim (or microtask) to be stored in one `completeBatch`. */
+  private readonly outbox = new Map<string, PendingCompletion[]>();
+  private outboxFlushQueued = false;
+  private waitingForSlot = false;
+  private broker: Broker | undefined;
+
+  constructor(
+    private readonly core: QueueCore,
+    private readonly periodic: PeriodicScheduler,
+    options: WorkerRunOptions = {},
+  ) {
+    this.id = `${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`;
+    this.queues = options.queues && options.queues.length > 0 ? [...options.queues] : ["default"];
+    this.engineQueues = this.queues.map((q) => engineQueue(core.namespace, q));
+    this.concurrency = Math.max(1, Math.trunc(options.concurrency ?? DEFAULT_CONCURRENCY));
+    this.batchSize = Math.max(1, Math.trunc(options.batchSize ?? this.concurrency));
+    this.heartbeatMs = Math.max(10, options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS);
+  }
+
+  /** Starts the claim loop, the heartbeat and the periodic jobs. Called by `queue.runWorker`. */
+  start(): void {
+    this.core.events.emit("worker.started", { workerId: this.id, queues: this.queues });
+    this.loopDone = this.loop();
+    void this.heartbeat();
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.heartbeatMs);
+    this.periodic.attach(this.id);
+  }
+
+  /** Jobs running now. */
+  get activeCount(): number {
+    return this.running.size;
+  }
+
+  /**
+   * Stops claiming, lets running handlers finish and settle, unregisters the worker. Idempotent;
+   * never rejects.
+   */
+  stop(): Promise<void> {
+    if (!this.stopping) {
+      this.stopping = (async () => {
+        this.periodic.detach(this.id);
+        clearInterval(this.heartbeatTimer);
+        this.abort.abort();
+        this.slotFreed?.();
+        this.flushOutbox();
+        await this.loopDone.catch(() => {});
+        while (this.settling.size > 0) await Promise.allSettled([...this.settling]);
+        try {
+          const broker = await this.core.broker();
+          await broker.removeWorker(this.id);
+        } catch {
+          // the broker may already be closing
+        }
+        this.core.events.emit("worker.stopped", { workerId: this.id, queues: this.queues });
+      })();
+    }
+    return this.stopping;
+  }
+
+  /** Aborts a running job's signal with a cancellation (true when this worker runs it). */
+  cancelLocal(seq: number): boolean {
+    const job = this.running.get(seq);
+    if (!job) return false;
+    job.cancelRequested = true;
+    abortJob(job, cancelReason(String(seq)));
+    return true;
+  }
+
+  private claimGates(): ClaimGate[] {
+    if (this.gatesVersion !== this.core.tasksVersion) {
+      this.gatesVersion = this.core.tasksVersion;
+      this.gates = [];
+      for (const t of this.core.tasks.values()) {
+        if (t.options.maxConcurrent === undefined && !t.rate) continue;
+        const gate: ClaimGate = { subject: t.name };
+        if (t.options.maxConcurrent !== undefined)
+          gate.maxLocked = Math.max(1, Math.trunc(t.options.maxConcurrent));
+        if (t.rate) gate.rate = t.rate;
+        this.gates.push(gate);
+      }
+    }
+    return this.gates;
+  }
+
+  /**
+   * Queues a completion. While the loop waits for a free slot, the loop stores it together with
+   * its next claim (one transaction); otherwise it is stored at the end of the current microtasks.
+   */
+  private complete(queue: string, item: CompleteItem): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const list = this.outbox.get(queue);
+      const entry = { item, resolve, reject };
+      if (list) list.push(entry);
+      else this.outbox.set(queue, [entry]);
+      if (!this.waitingForSlot && !this.outboxFlushQueued) {
+        this.outboxFlushQueued = true;
+        queueMicrotask(() => this.flushOutbox());
+      }
+    });
+  }
+
+  private flushOutbox(): void {
+    this.outboxFlushQueued = false;
+    const broker = this.broker;
+    if (!broker) return;
+    for (const [queue, list] of this.outbox) {
+      this.outbox.delete(queue);
+      broker
+        .completeBatch(
+          queue,
+          list.map((e) => e.item),
+        )
+        .then(
+          (results) =>
+            results.forEach((r, i) => {
+              if (r.ok) list[i]!.resolve();
+              else list[i]!.reject(new LockLostError());
+            }),
+          (err) => {
+            for (const e of list) e.reject(err);
+          },
+        );
+    }
+  }
+
+  private async loop(): Promise<void> {
+    const broker = await this.core.broker();
+    this.broker = broker;
+    this.runner = new JobRunner(this.core, broker, { complete: (q, item) => this.complete(q, item) });
+    let failures = 0;
+    while (!this.abort.signal.aborted) {
+      const free = this.concurrency - this.running.size;
+      if (free <= 0) {
+        this.waitingForSlot = true;
+        await new Promise<void>((resolve) => {
+          this.slotFreed = resolve;
+        });
+        this.slotFreed = undefined;
+        this.waitingForSlot = false;
+        // The completions that freed the slots share the next claim's transaction.
+        this.flushOutbox();
+        continue;
+      }
+      let batch: Message[];
+      try {
+        batch = await broker.receiveAny(this.engineQueues, {
+          maxMessages: Math.min(free, this.batchSize),
+          waitMs: LONG_POLL_MS,
+          gates: this.claimGates(),
+          signal: this.abort.signal,
+        });
+        failures = 0;
+      } catch (err) {
+        if (this.abort.signal.aborted) break;
+        failures++;
+        this.core.logger.warn({ workerId: this.id, err: String(err) }, "claim failed; retrying");
+        await new Promise((r) => setTimeout(r, Math.min(5000, 50 * 2 ** Math.min(failures, 7))));
+        continue;
+      }
+      for (const m of batch) this.launch(m);
+    }
+  }
+
+  private launch(m: Message): void {
+    const job: RunningJob = {
+      seq: m.seqNumber,
+      queue: m.queue!,
+      lockToken: m.lockToken!,
+      controller: undefined,
+      abortReason: undefined,
+      cancelRequested: false,
+    };
+    this.running.set(job.seq, job);
+    const free = () => {
+      if (this.running.delete(job.seq)) this.slotFreed?.();
+    };
+    const done = this.runner!.run(m, job, free).finally(() => {
+      free();
+      this.settling.delete(done);
+    });
+    this.settling.add(done);
+  }
+
+  private async heartbeat(): Promise<void> {
+    let broker: Broker;
+    try {
+      broker = await this.core.broker();
+      const res = await broker.heartbeat({
+        workerId: this.id,
+        queues: this.engineQueues,
+        status: this.abort.signal.aborted ? "draining" : "active",
+        hostname: hostname(),
+        pid: process.pid,
+        concurrency: this.concurrency,
+        ...(this.core.namespace ? { details: { namespace: this.core.namespace } } : {}),
+      });
+      if (!this.online) {
+        this.online = true;
+        this.core.events.emit("worker.online", { workerId: this.id, queues: this.queues });
+      }
+      for (const w of res.reaped) {
+        this.core.events.emit("worker.offline", {
+          workerId: w.workerId,
+          queues: w.queues.map((q) => splitEngineQueue(q).queue),
+        });
+      }
+      await this.renewLeases(broker);
+    } catch (err) {
+      if (!this.stopping) this.core.logger.warn({ workerId: this.id, err: String(err) }, "heartbeat failed");
+    }
+  }
+
+  /** Renews the running jobs' leases and picks up cancel requests made elsewhere. */
+  private async renewLeases(broker: Broker): Promise<void> {
+    const byQueue = new Map<string, RunningJob[]>();
+    for (const job of this.running.values()) {
+      const list = byQueue.get(job.queue) ?? [];
+      list.push(job);
+      byQueue.set(job.queue, list);
+    }
+    for (const [queue, jobs] of byQueue) {
+      const results = await broker.renewBatch(
+        queue,
+        jobs.map((j) => ({ seqNumber: j.seq, lockToken: j.lockToken })),
+      );
+      for (const r of results) if (r.cancelRequested) this.cancelLocal(r.seqNumber);
+    }
+  }
+}
