@@ -72,10 +72,17 @@ function condition(v: Value): boolean {
   throw new FilterRuntimeError(`interface conversion: interface {} is ${goTypeName(v)}, not bool`);
 }
 
+/**
+ * Reads an env variable: an own property of a plain object, or (for class instances, which may
+ * expose variables as getters) any property of the object's class.
+ */
 function readEnv(c: Ctx, name: string): Value {
   const env = c.env;
   if (env === null) throw new FilterRuntimeError(`cannot fetch ${name} from <nil>`);
-  if (!Object.hasOwn(env, name)) return null;
+  if (!Object.hasOwn(env, name)) {
+    const proto = Object.getPrototypeOf(env);
+    if (proto === Object.prototype || proto === null || !(name in env)) return null;
+  }
   const v = env[name];
   return v === undefined ? null : v;
 }
@@ -439,16 +446,29 @@ export class Compiler {
     const base = this.compile(n.node);
     const baseType = t(n.node);
     const optional = n.optional;
-    if (n.property.kind === "String") {
-      const key = n.property.value;
-      if (baseType.k === "map" && !optional) {
-        const zero: Value = isString(baseType.elem) ? "" : null;
+    if (baseType.k === "map" && baseType.key.k === "string") {
+      // A statically typed map: a missing key reads as the element type's zero value.
+      const zero: Value = isString(baseType.elem) ? "" : null;
+      if (n.property.kind === "String") {
+        const key = n.property.value;
         return (c) => {
           const m = base(c);
           if (isPlainMap(m)) return Object.hasOwn(m, key) ? m[key] : zero;
+          if (optional && (m === null || m === undefined)) throw CHAIN_NIL;
           return ops.fetch(m, key);
         };
       }
+      const keyFn = this.compile(n.property);
+      return (c) => {
+        const m = base(c);
+        if (optional && (m === null || m === undefined)) throw CHAIN_NIL;
+        const k = keyFn(c);
+        if (isPlainMap(m) && typeof k === "string") return Object.hasOwn(m, k) ? m[k] : zero;
+        return ops.fetch(m, k);
+      };
+    }
+    if (n.property.kind === "String") {
+      const key = n.property.value;
       return (c) => {
         const m = base(c);
         if (optional && (m === null || m === undefined)) throw CHAIN_NIL;
@@ -645,6 +665,16 @@ export class Compiler {
     const impl = BUILTINS.get(name);
     if (!impl) throw new Error(`unknown builtin ${name}`);
     const compiled = args.map((a) => this.compile(a));
+    const baseType = args[0] ? t(args[0]) : UNKNOWN;
+    if (name === "get" && baseType.k === "map" && isString(baseType.elem) && compiled.length === 2) {
+      const [m, k] = compiled as [Fn, Fn];
+      return (c) => {
+        const mv = m(c);
+        const kv = k(c);
+        if (isPlainMap(mv) && typeof kv === "string") return Object.hasOwn(mv, kv) ? mv[kv] : "";
+        return impl.call(c, [mv, kv]);
+      };
+    }
     if (compiled.length === 1) {
       const a0 = compiled[0] as Fn;
       return (c) => impl.call(c, [a0(c)]);

@@ -4,7 +4,7 @@
  */
 
 import { FilterRuntimeError } from "./errors.js";
-import { compile, type FilterFunction, type Program } from "./program.js";
+import { type CompiledProgram, compile, type FilterFunction, type Program } from "./program.js";
 import { fromJSON } from "./runtime/json.js";
 import { decodeUtf8 } from "./runtime/utf8.js";
 import {
@@ -175,34 +175,75 @@ export function messageEnv(msg: FilterMessage, names: ReadonlySet<string> | "all
   return env;
 }
 
-/** The properties map is read by key: a plain object view avoids copying when possible. */
-function makeRunner(program: Program): (msg: FilterMessage) => Value {
-  const names = [...program.referencedNames];
-  if (names.includes("$env")) return (msg) => program.run(messageEnv(msg, "all"));
-  const simple = names.filter((n) => n in VARIABLES);
-  const needsText = names.includes("body_text");
-  const needsJson = names.includes("body_json");
-  const builders = simple.map((n) => [n, VARIABLES[n] as (m: FilterMessage) => Value] as const);
-  if (!needsText && !needsJson) {
-    // The common case: no body decoding at all.
-    if (builders.length === 1) {
-      const [name, build] = builders[0] as readonly [string, (m: FilterMessage) => Value];
-      return (msg) => program.run({ [name]: build(msg) });
-    }
-    return (msg) => {
-      const env: Record<string, Value> = {};
-      for (const [name, build] of builders) env[name] = build(msg);
-      return program.run(env);
-    };
+const EMPTY_PROPERTIES: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+/**
+ * The environment of one message as a view: each variable is computed when the program reads it,
+ * and the body is decoded at most once. One small allocation per run.
+ */
+class MessageEnvView {
+  private text: string | undefined;
+  private json: PlainMap | undefined;
+
+  constructor(
+    private readonly m: FilterMessage,
+    /** Give `properties` as a typed map (missing keys read "") even through untyped positions. */
+    private readonly typedProperties: boolean,
+  ) {}
+
+  get subject(): string {
+    return this.m.subject ?? "";
   }
-  return (msg) => {
-    const env: Record<string, Value> = {};
-    for (const [name, build] of builders) env[name] = build(msg);
-    const text = decodeUtf8(msg.body ?? EMPTY_BODY);
-    if (needsText) env.body_text = text;
-    if (needsJson) env.body_json = bodyJson(msg, text);
-    return program.run(env);
-  };
+  get subject_parts(): string[] {
+    return subjectParts(this.m.subject ?? "");
+  }
+  get properties(): PlainMap {
+    const p = this.m.properties ?? EMPTY_PROPERTIES;
+    // Statically typed reads give "" for a missing key without copying the map.
+    return this.typedProperties ? stringMap(p) : (p as PlainMap);
+  }
+  get property_keys(): string[] {
+    return this.m.properties ? Object.keys(this.m.properties).sort() : [];
+  }
+  get message_id(): string {
+    return this.m.messageId ?? "";
+  }
+  get correlation_id(): string {
+    return this.m.correlationId ?? "";
+  }
+  get group_id(): string {
+    return this.m.groupId ?? "";
+  }
+  get reply_to(): string {
+    return this.m.replyTo ?? "";
+  }
+  get content_type(): string {
+    return this.m.contentType ?? "";
+  }
+  get body_size(): number {
+    return (this.m.body ?? EMPTY_BODY).length;
+  }
+  get enqueued_at(): GoTime {
+    return GoTime.fromEpochMs(this.m.enqueuedAt, UTC);
+  }
+  get visible_at(): GoTime {
+    return GoTime.fromEpochMs(this.m.visibleAt, UTC);
+  }
+  get body_text(): string {
+    if (this.text === undefined) this.text = decodeUtf8(this.m.body ?? EMPTY_BODY);
+    return this.text;
+  }
+  get body_json(): PlainMap {
+    if (this.json === undefined) this.json = bodyJson(this.m, this.body_text);
+    return this.json;
+  }
+}
+
+/** Builds a function that runs the program on a message's environment. */
+function makeRunner(program: Program): (msg: FilterMessage) => Value {
+  if (program.referencedNames.has("$env")) return (msg) => program.run(messageEnv(msg, "all"));
+  const typed = (program as CompiledProgram).escaping.has("properties");
+  return (msg) => program.run(new MessageEnvView(msg, typed) as unknown as Record<string, Value>);
 }
 
 /**

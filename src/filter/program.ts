@@ -1,7 +1,7 @@
 /**
  * compile(): source → lexer → parser (node cap) → checker → constant folding → closures.
  */
-import type { Node } from "./ast.js";
+import { forEachChild, type Node } from "./ast.js";
 import { Checker } from "./checker.js";
 import { Compiler, type Fn, type RuntimeFunction } from "./compiler.js";
 import { CompileFailure, FilterCompileError, FilterRuntimeError } from "./errors.js";
@@ -185,7 +185,43 @@ function internalMessage(e: unknown): string {
   return String(e);
 }
 
-class CompiledProgram implements Program {
+/** Builtins whose first argument is read in place (no zero-value or identity semantics escape). */
+const DIRECT_BUILTINS = new Set(["len", "keys", "values", "get"]);
+
+/**
+ * Env names that may flow into positions whose static type is unknown (so their runtime
+ * representation must carry its own type information). Member bases, `in` right operands and
+ * a few builtins' first argument use the static type and do not count.
+ */
+function escapingNames(root: Node): Set<string> {
+  const out = new Set<string>();
+  const visit = (n: Node, direct: boolean): void => {
+    if (n.kind === "Identifier" && !n.binding && !n.funcRef && !direct) out.add(n.name);
+    switch (n.kind) {
+      case "Member":
+        visit(n.node, true);
+        visit(n.property, false);
+        return;
+      case "Binary":
+        visit(n.left, false);
+        visit(n.right, n.op === "in");
+        return;
+      case "Builtin":
+        n.args.forEach((a, i) => {
+          visit(a, i === 0 && DIRECT_BUILTINS.has(n.name));
+        });
+        return;
+    }
+    forEachChild(n, (child) => visit(child, false));
+  };
+  visit(root, false);
+  return out;
+}
+
+export class CompiledProgram implements Program {
+  /** See {@link escapingNames}. */
+  escaping: ReadonlySet<string> = new Set();
+
   constructor(
     readonly source: string,
     readonly resultType: string,
@@ -320,7 +356,7 @@ export function compile(source: string, options: CompileOptions = {}): Program {
         throw new CompileFailure((e as Error).message, 0);
       }
     }
-    return new CompiledProgram(
+    const program = new CompiledProgram(
       source,
       typeName(resultType),
       checker.usedNames,
@@ -331,6 +367,8 @@ export function compile(source: string, options: CompileOptions = {}): Program {
       tz,
       resultConverter(options.expect),
     );
+    program.escaping = escapingNames(optimized);
+    return program;
   } catch (e) {
     if (e instanceof FilterCompileError) throw e;
     if (e instanceof CompileFailure) throw new FilterCompileError(e.message, src, e.offset);
