@@ -29,3 +29,7 @@ export {
 export { type EngineBroker, isPostgresDsn, type OpenOptions, openBroker, type PostgresDsn } from "./open.js";
 // The PostgreSQL engine (its driver is loaded only when a postgres:// location is opened).
 export type { PgTransaction, PostgresBroker, PostgresBrokerOptions } from "./postgres/index.js";
+
+// The job face: tasks, workers, retries, results over any Broker.
+export type * from "./contract/job-service.js";
+export * from "./jobs/index.js";
