@@ -114,8 +114,10 @@ export interface Program {
   readonly referencedNames: ReadonlySet<string>;
   /**
    * Evaluates the program. `env` maps variable names to values in the runtime representation
-   * (see `runtime/values.ts`: integral JS numbers are ints; wrap integral floats with `floatValue`).
-   * Throws only {@link FilterRuntimeError}.
+   * (see `runtime/values.ts`): integral JS numbers are ints, other numbers floats; wrap an
+   * integral float as `new GoFloat(2)`; ints beyond 2^53 are bigints; times are `GoTime`,
+   * durations `Duration`. A class instance may expose variables as getters. Throws only
+   * {@link FilterRuntimeError}.
    */
   run(env?: Readonly<Record<string, Value>> | null): Value;
 }
