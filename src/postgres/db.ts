@@ -86,10 +86,15 @@ export class Db {
     return this.track(() => this.attempts("one", fn, signal));
   }
 
-  /** Stops admitting work, waits for what is in flight, and closes the pool. */
-  async close(): Promise<void> {
+  /** Stops admitting work and waits for what is in flight. */
+  async drain(): Promise<void> {
     this.closed = true;
     if (this.inFlight > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+  }
+
+  /** Drains, then closes the pool. */
+  async close(): Promise<void> {
+    await this.drain();
     await this.pool.end();
   }
 

@@ -44,6 +44,25 @@ const INSERT_MANY = `
   ORDER BY u.ord
   RETURNING id`;
 
+/**
+ * The whole send to a plain queue as one statement, guarded by the cached queue row's config version
+ * (`$17`): when it is no longer current nothing is inserted and `fresh` is 0.
+ */
+const SEND_GUARDED = `
+  WITH g AS (SELECT 1 FROM queues WHERE name = $1 AND version = $17),
+  ins AS (
+    INSERT INTO messages (${COLUMNS})
+    SELECT $1, u.state, u.priority, u.visible_at, $2, u.expires_at, u.message_id, u.correlation_id, u.reply_to,
+           u.group_id, u.content_type, u.subject, u.properties, u.body, u.max_deliveries, u.lock_duration_ms, NULL
+    FROM unnest($3::text[], $4::int[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[],
+                $11::text[], $12::text[], $13::text[], $14::bytea[], $15::int[], $16::bigint[])
+         WITH ORDINALITY AS u(state, priority, visible_at, expires_at, message_id, correlation_id, reply_to, group_id,
+                              content_type, subject, properties, body, max_deliveries, lock_duration_ms, ord)
+    WHERE EXISTS (SELECT 1 FROM g)
+    ORDER BY u.ord
+    RETURNING id)
+  SELECT (SELECT count(*) FROM g)::int AS fresh, ARRAY(SELECT id FROM ins ORDER BY id) AS ids`;
+
 const FIND_DEDUP =
   "SELECT request_hash, seq_number FROM dedup WHERE queue = $1 AND key = $2 AND seen_at > $3";
 
@@ -80,7 +99,6 @@ type Outcome = { kind: "inserted" | "duplicate"; seq: number } | { kind: "confli
 export class PgInserter {
   constructor(
     private readonly schema: string,
-    private readonly channel: string,
     private readonly queues: PgQueueRegistry,
     private readonly subscriptions: PgSubscriptions,
     private readonly logger: Logger,
@@ -247,8 +265,67 @@ export class PgInserter {
       }
       out.seqs.push(slot);
     });
-    await notify(c, this.channel, out);
     return out;
+  }
+
+  /**
+   * Whether a send can be the one guarded statement: a cached row of a standard queue without a
+   * dedup window, and no message that needs a lock (group, unique key).
+   */
+  static fastPathFor(q: PgQueueRow | undefined, messages: PreparedMessage[]): q is PgQueueRow {
+    return (
+      q !== undefined &&
+      q.dedup_window_ms <= 0 &&
+      q.ordering_mode === "standard" &&
+      messages.every((m) => m.groupId === null && m.uniqueKey === null)
+    );
+  }
+
+  /** The one-statement send (see `fastPathFor`); `fresh: false` means the cached row is stale and nothing was stored. */
+  async sendGuarded(
+    c: Conn,
+    q: PgQueueRow,
+    messages: PreparedMessage[],
+    t: SendTiming,
+  ): Promise<{ fresh: boolean; out: SendOutcome }> {
+    let ttl = t.ttlMs;
+    if (q.default_ttl_ms > 0 && (ttl <= 0 || ttl > q.default_ttl_ms)) ttl = q.default_ttl_ms;
+    const rs = messages.map((m) => {
+      const visibleAt = m.delayMs > 0 ? Math.max(t.visibleAt, t.now + m.delayMs) : t.visibleAt;
+      return {
+        m,
+        visibleAt,
+        state: visibleAt > t.now ? "scheduled" : "active",
+        expiresAt: ttl > 0 ? visibleAt + ttl : 0,
+      };
+    });
+    const [row] = await c.q<{ fresh: number; ids: number[] }>(SEND_GUARDED, [
+      q.name,
+      t.now,
+      rs.map((r) => r.state),
+      rs.map((r) => r.m.priority),
+      rs.map((r) => r.visibleAt),
+      rs.map((r) => r.expiresAt),
+      rs.map((r) => r.m.messageId),
+      rs.map((r) => r.m.correlationId),
+      rs.map((r) => r.m.replyTo),
+      rs.map((r) => r.m.groupId),
+      rs.map((r) => r.m.contentType),
+      rs.map((r) => r.m.subject),
+      rs.map((r) => r.m.propertiesJson),
+      rs.map((r) => r.m.body),
+      rs.map((r) => r.m.maxDeliveries),
+      rs.map((r) => r.m.lockDurationMs),
+      q.version,
+    ]);
+    const out: SendOutcome = { seqs: [], activated: new Set(), scheduledFor: [] };
+    if (!row || row.fresh === 0) return { fresh: false, out };
+    out.seqs = row.ids.map(Number);
+    for (const r of rs) {
+      if (r.state === "active") out.activated.add(q.name);
+      else out.scheduledFor.push(r.visibleAt);
+    }
+    return { fresh: true, out };
   }
 
   /** Whether a subscription takes a copy: not paused, and its filter says yes (fail-closed). */
@@ -296,18 +373,12 @@ function oneRow(queue: string, r: Row, now: number): unknown[] {
 }
 
 /**
- * Wakes long-polls on every node (and arms the leader's scheduler) when the transaction commits:
- * `q:<queue>` for a queue that gained claimable messages, `s:<epoch ms>` for the earliest new
- * scheduled delivery. PostgreSQL delivers notifications only on commit and folds identical ones.
+ * The notifications that wake long-polls on every node (and arm the leader's scheduler) for what a
+ * transaction did: `q:<queue>` for a queue that gained claimable messages, `s:<epoch ms>` for the
+ * earliest new scheduled delivery. They are sent after the commit (see `PostgresBroker.publish`).
  */
-export async function notify(
-  c: Conn,
-  channel: string,
-  what: { activated: Iterable<string>; scheduledFor: number[] },
-): Promise<void> {
+export function payloadsOf(what: { activated: Iterable<string>; scheduledFor: number[] }): string[] {
   const payloads = [...what.activated].map((q) => `q:${q}`);
   if (what.scheduledFor.length > 0) payloads.push(`s:${Math.min(...what.scheduledFor)}`);
-  if (payloads.length === 0) return;
-  if (payloads.length === 1) await c.q("SELECT pg_notify($1, $2)", [channel, payloads[0]]);
-  else await c.q("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS t(p)", [channel, payloads]);
+  return payloads;
 }

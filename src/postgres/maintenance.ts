@@ -4,7 +4,6 @@ import { MAX_DELIVERY_REASON } from "../engine/settle.js";
 import { EFFECTIVE_MAX } from "./columns.js";
 import type { Conn } from "./db.js";
 import { PgDeadLetters } from "./dead-letters.js";
-import { notify } from "./insert.js";
 
 /** Lapsed leases → active, or dead-lettered at the delivery limit (the reaper, and recovery at open). */
 const atLimit = `messages.delivery_count >= ${EFFECTIVE_MAX}`;
@@ -68,10 +67,7 @@ const DROP_AUX = `
 export class PgMaintenance {
   readonly deadLetters: PgDeadLetters;
 
-  constructor(
-    schema: string,
-    private readonly channel: string,
-  ) {
+  constructor(schema: string) {
     this.deadLetters = new PgDeadLetters(schema);
   }
 
@@ -120,8 +116,7 @@ export class PgMaintenance {
     out.retentionDropped += await this.deadLetters.enforceRetention(c, bounds, now);
   }
 
-  private async wake(c: Conn, activated: Set<string>, out: MaintenanceResult): Promise<void> {
+  private async wake(_c: Conn, activated: Set<string>, out: MaintenanceResult): Promise<void> {
     for (const q of activated) out.activated.add(q);
-    await notify(c, this.channel, { activated, scheduledFor: [] });
   }
 }

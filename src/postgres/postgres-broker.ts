@@ -71,7 +71,7 @@ import { PgClaimer } from "./claim.js";
 import { PEEK_COLUMNS } from "./columns.js";
 import { type Conn, Db } from "./db.js";
 import { PgGates } from "./gates.js";
-import { notify, PgInserter, type SendOutcome } from "./insert.js";
+import { PgInserter, payloadsOf, type SendOutcome } from "./insert.js";
 import { lockAll, xactLockKey } from "./locks.js";
 import { PgMaintenance } from "./maintenance.js";
 import { migrate } from "./migrate.js";
@@ -165,6 +165,8 @@ export class PostgresBroker implements Broker {
   private openedAt = 0;
   private nextDue: number | undefined;
   private missedNotifications = false;
+  private readonly pending = new Set<string>();
+  private flushing: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
 
   /** Use `PostgresBroker.open` (or `openBroker("postgres://…")`). */
@@ -185,10 +187,10 @@ export class PostgresBroker implements Broker {
       applicationName: "mqlite",
     });
     this.subscriptions = new PgSubscriptions(this.queues, (source) => compileFilter(source, this.logger));
-    this.inserter = new PgInserter(this.schema, this.channel, this.queues, this.subscriptions, this.logger);
+    this.inserter = new PgInserter(this.schema, this.queues, this.subscriptions, this.logger);
     this.claimer = new PgClaimer(this.schema);
-    this.settler = new PgSettler(this.channel);
-    this.maintenance = new PgMaintenance(this.schema, this.channel);
+    this.settler = new PgSettler();
+    this.maintenance = new PgMaintenance(this.schema);
     this.waiters = new Waiters(() => {
       const missed = this.missedNotifications;
       this.missedNotifications = false;
@@ -269,12 +271,48 @@ export class PostgresBroker implements Broker {
     }
   }
 
-  /** Wakes this node's waiters at once (other nodes hear the NOTIFY sent in the transaction). */
+  /**
+   * Once the transaction commits: wakes this node's waiters at once, and tells every node (the
+   * leader's scheduler included) through NOTIFY.
+   */
   private wakeLocal(c: Conn, what: { activated: Iterable<string>; scheduledFor: number[] }): void {
     c.afterCommit(() => {
       for (const q of what.activated) this.waiters.notify(q);
       for (const at of what.scheduledFor) this.loops.armScheduler(at);
+      this.publish(payloadsOf(what));
     });
+  }
+
+  /**
+   * Sends notifications after the commits they announce, coalesced: while one NOTIFY transaction
+   * is in flight, the payloads of later commits gather for the next. NOTIFY inside the data
+   * transactions would serialise every committing transaction of the database on the notification
+   * queue's lock (through its WAL flush); this way data commits never wait for each other. A
+   * notification lost with a crashed node costs other nodes' long-polls their wake-up, not data.
+   */
+  private publish(payloads: string[]): void {
+    if (payloads.length === 0) return;
+    for (const p of payloads) this.pending.add(p);
+    if (!this.flushing) this.flushing = this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    try {
+      while (this.pending.size > 0) {
+        const batch = [...this.pending];
+        this.pending.clear();
+        try {
+          await this.db.pool.query("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS t(p)", [
+            this.channel,
+            batch,
+          ]);
+        } catch (err) {
+          this.logger.warn({ err: errorText(err) }, "could not notify other nodes");
+        }
+      }
+    } finally {
+      this.flushing = undefined;
+    }
   }
 
   private write<T>(fn: (c: Conn, now: number) => Promise<T>, signal?: AbortSignal): Promise<T> {
@@ -302,6 +340,14 @@ export class PostgresBroker implements Broker {
     requireName(name, "queue");
     await this.write(async (c, now) => {
       await this.lockNamespace(c);
+      if (
+        config?.kind === "subscription" &&
+        !(await this.queues.get(c, name)) &&
+        !(await this.queues.isLiveTopic(c, name))
+      ) {
+        // A backing queue without its subscription could never be deleted or unsubscribed.
+        throw new InvalidArgumentError("mqlite: a subscription's backing queue is created by subscribe");
+      }
       await this.queues.upsert(c, name, config, now);
     });
   }
@@ -390,6 +436,20 @@ export class PostgresBroker implements Broker {
     const ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
     const prepared = prepareMessages(messages, this.maxMessageBytes);
     if (prepared.length === 0) return [];
+    const cached = this.queues.cached(queue);
+    if (PgInserter.fastPathFor(cached, prepared)) {
+      const fast = await this.one(async (c, now) => {
+        if (scheduledAt > 0 && scheduledAt <= now) {
+          throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must be in the future");
+        }
+        const visibleAt = scheduledAt > 0 ? scheduledAt : now;
+        const r = await this.inserter.sendGuarded(c, cached, prepared, { now, visibleAt, ttlMs });
+        if (r.fresh) this.wakeLocal(c, r.out);
+        return r;
+      });
+      if (fast.fresh) return fast.out.seqs;
+      this.queues.forget(queue);
+    }
     return this.sendWithRetry((c, now) => this.sendPrepared(c, queue, prepared, scheduledAt, ttlMs, now));
   }
 
@@ -677,11 +737,7 @@ export class PostgresBroker implements Broker {
           options.seqNumbers,
         );
         const moved = await dl.redrive(c, rows, t, now);
-        if (moved > 0) {
-          const woken = { activated: [target ?? queue], scheduledFor: [] };
-          await notify(c, this.channel, woken);
-          this.wakeLocal(c, woken);
-        }
+        if (moved > 0) this.wakeLocal(c, { activated: [target ?? queue], scheduledFor: [] });
         return moved;
       });
     if (rate === 0) return moveChunk(max);
@@ -767,9 +823,7 @@ export class PostgresBroker implements Broker {
     name = pgName(name);
     await this.write(async (c, now) => {
       await this.queues.setPaused(c, name, false, now);
-      const woken = { activated: [name], scheduledFor: [] };
-      await notify(c, this.channel, woken);
-      this.wakeLocal(c, woken);
+      this.wakeLocal(c, { activated: [name], scheduledFor: [] });
     });
   }
 
@@ -1008,6 +1062,8 @@ export class PostgresBroker implements Broker {
         this.waiters.close();
         this.settledWaiters.close();
         await this.node.close();
+        await this.db.drain();
+        await this.flushing;
         await this.db.close();
       })();
     }

@@ -47,10 +47,8 @@ const ABANDON = `
       lock_token = NULL, locked_until = 0
     FROM q WHERE ${FENCE}
     RETURNING messages.id, messages.state, messages.visible_at, messages.delivery_count),
-  ${RECEIPT}, ${recordError("$9")},
-  n AS (SELECT pg_notify($8, CASE WHEN u.state = 'active' THEN 'q:' || $2 ELSE 's:' || u.visible_at END)::text AS x
-        FROM u WHERE u.state IN ('active', 'scheduled'))
-  SELECT (SELECT count(*) FROM u)::int AS n, (SELECT count(x) FROM n) AS notified, ${REPLAY} AS replay,
+  ${RECEIPT}, ${recordError("$8")}
+  SELECT (SELECT count(*) FROM u)::int AS n, ${REPLAY} AS replay,
          (SELECT state FROM u) AS state, (SELECT visible_at FROM u) AS visible_at`;
 
 /** Gives the delivery back (`countDelivery: false`): claimed but never processed. */
@@ -63,10 +61,8 @@ const RELEASE = `
       delivery_count = greatest(messages.delivery_count - 1, 0), lock_token = NULL, locked_until = 0
     FROM q WHERE ${FENCE}
     RETURNING messages.id, messages.state, messages.visible_at, messages.delivery_count),
-  ${RECEIPT}, ${recordError("$9", "u.delivery_count + 1")},
-  n AS (SELECT pg_notify($8, CASE WHEN u.state = 'active' THEN 'q:' || $2 ELSE 's:' || u.visible_at END)::text AS x
-        FROM u)
-  SELECT (SELECT count(*) FROM u)::int AS n, (SELECT count(x) FROM n) AS notified, ${REPLAY} AS replay,
+  ${RECEIPT}, ${recordError("$8", "u.delivery_count + 1")}
+  SELECT (SELECT count(*) FROM u)::int AS n, ${REPLAY} AS replay,
          (SELECT state FROM u) AS state, (SELECT visible_at FROM u) AS visible_at`;
 
 const REJECT = `
@@ -156,8 +152,6 @@ export interface PgKeep {
  * receipt. Concurrent settles of one row serialise on its row lock.
  */
 export class PgSettler {
-  constructor(private readonly channel: string) {}
-
   private async fenced(
     c: Conn,
     sql: string,
@@ -251,7 +245,7 @@ export class PgSettler {
       now,
       "abandoned",
       args,
-      [delay, this.channel, error || null],
+      [delay, error || null],
     );
     if ((row.n as number) === 0) return {};
     if (row.state === "active") return { activated: true };
