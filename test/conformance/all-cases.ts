@@ -15,3 +15,5 @@ import "./cases/concurrency.case.js";
 import "./cases/bad-input.case.js";
 import "./cases/topics.case.js";
 import "./cases/filters.case.js";
+import "./cases/job-messages.case.js";
+import "./cases/job-coordination.case.js";
