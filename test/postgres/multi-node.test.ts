@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { connect } from "../../src/client/index.js";
 import type { Broker } from "../../src/contract/broker.js";
 import type { Message } from "../../src/contract/types.js";
 import { silentLogger } from "../../src/engine/logger.js";
 import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
+import { type RunningServer, startServer } from "../../src/server/index.js";
 import { dropSchema, freshSchema, PG_DSN, requirePostgres } from "./pg.js";
 
 await requirePostgres();
@@ -196,5 +198,84 @@ describe("two PostgreSQL broker nodes over one database", () => {
     assert.ok(m2!.lockedUntil! - Date.now() <= 5_000, "node b used node a's new lock duration");
     await a.deleteQueue("cfg");
     await assert.rejects(b.receive("cfg"), (err: Error) => (err as { code?: string }).code === "not_found");
+  });
+});
+
+/** The same, through two served brokers on two ports over one database, driven by remote clients. */
+describe("two served brokers on PostgreSQL over one database", () => {
+  const schema = freshSchema("mqserved");
+  const servers: RunningServer[] = [];
+  const quiet = { level: "silent" } as const;
+
+  before(async () => {
+    for (let i = 0; i < 2; i++) {
+      const broker = await PostgresBroker.open(PG_DSN, { schema, logger: silentLogger, poolSize: 6 });
+      const { pino } = await import("pino");
+      servers.push(await startServer({ broker, port: 0, logger: pino(quiet) }));
+    }
+  });
+  after(async () => {
+    for (const s of servers) await s.close();
+    await dropSchema(schema);
+  });
+
+  it("group_fifo through HTTP on both ports: one in flight per group, in order, nothing lost", async () => {
+    const [x, y] = servers.map((s) => connect(s.url)) as [Broker, Broker];
+    await x.createQueue("orders", { orderingMode: "group_fifo" });
+    const perProducer = 40;
+    const producers = [x, y, x, y].map(async (client, p) => {
+      const seqs: number[] = [];
+      for (let i = 0; i < perProducer; i += 4) {
+        const batch = Array.from({ length: 4 }, (_, k) => ({
+          body: `p${p}-${i + k}`,
+          groupId: `g${(i + k) % 5}`,
+        }));
+        seqs.push(...(await client.send("orders", batch)));
+      }
+      return seqs;
+    });
+    const total = 4 * perProducer;
+    const inFlight = new Map<string, number>();
+    const order = new Map<string, number[]>();
+    const completed = new Set<number>();
+    const violations: string[] = [];
+    const until = Date.now() + 60_000;
+    const consumer = async (client: Broker) => {
+      while (completed.size < total && Date.now() < until) {
+        const got = await client.receive("orders", { maxMessages: 3, waitMs: 200 });
+        for (const m of got) {
+          const g = m.groupId!;
+          if (inFlight.has(g))
+            violations.push(`${g}: ${m.seqNumber} claimed while ${inFlight.get(g)} is held`);
+          inFlight.set(g, m.seqNumber);
+          order.set(g, [...(order.get(g) ?? []), m.seqNumber]);
+        }
+        for (const m of got) {
+          if (inFlight.get(m.groupId!) === m.seqNumber) inFlight.delete(m.groupId!);
+          await client.complete("orders", m.seqNumber, m.lockToken!);
+          if (completed.has(m.seqNumber)) violations.push(`${m.seqNumber} completed twice`);
+          completed.add(m.seqNumber);
+        }
+      }
+    };
+    const [sent] = await Promise.all([
+      Promise.all(producers).then((all) => all.flat()),
+      consumer(x),
+      consumer(y),
+      consumer(x),
+      consumer(y),
+    ]);
+    assert.deepEqual(violations, []);
+    assert.deepEqual(
+      [...completed].sort((p, q) => p - q),
+      [...sent].sort((p, q) => p - q),
+    );
+    for (const [g, seqs] of order) {
+      assert.deepEqual(
+        seqs,
+        [...seqs].sort((p, q) => p - q),
+        `group ${g} in sequence order`,
+      );
+    }
   });
 });
