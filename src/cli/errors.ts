@@ -8,3 +8,29 @@ export class CliError extends Error {
     this.name = "CliError";
   }
 }
+
+/** Exit status of a command line that could not be understood (bad flag, arity, value). */
+export const USAGE_EXIT = 2;
+
+/** A command's failure with a code, printed as `error: <code>: <message>` like the broker's own errors. */
+export class CommandError extends CliError {
+  constructor(
+    readonly code: string,
+    message: string,
+    exitCode = 1,
+  ) {
+    super(message, exitCode);
+    this.name = "CommandError";
+  }
+}
+
+/**
+ * A command line that cannot run as written (a bad value, conflicting flags, no broker named).
+ * Printed as `error: invalid_argument: <message>`, exit status 2; nothing was sent to the broker.
+ */
+export class UsageError extends CommandError {
+  constructor(message: string) {
+    super("invalid_argument", message, USAGE_EXIT);
+    this.name = "UsageError";
+  }
+}

@@ -1,0 +1,17 @@
+import type { Command } from "commander";
+import { addBrokerOptions, type BrokerFlags } from "../options.js";
+import { emit, withBroker } from "../run.js";
+
+/** `mqlite delete-queue <name>`: deletes a plain queue with its messages. */
+export function registerDeleteQueue(program: Command): void {
+  const cmd = program
+    .command("delete-queue")
+    .description(
+      "delete a plain queue and every message in it (a subscription's queue goes with unsubscribe)",
+    )
+    .argument("<name>", "queue name");
+  addBrokerOptions(cmd).action(async (name: string, flags: BrokerFlags) => {
+    await withBroker(flags, (broker) => broker.deleteQueue(name));
+    await emit(flags, {}, () => `deleted queue ${name}`);
+  });
+}

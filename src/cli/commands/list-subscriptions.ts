@@ -1,0 +1,23 @@
+import type { Command } from "commander";
+import { addBrokerOptions, type BrokerFlags } from "../options.js";
+import { table } from "../output/table.js";
+import { subscriptionToWire } from "../output/wire-json.js";
+import { emit, withBroker } from "../run.js";
+
+/** `mqlite list-subscriptions`: every subscription with its filter. */
+export function registerListSubscriptions(program: Command): void {
+  const cmd = program
+    .command("list-subscriptions")
+    .description("list every subscription by topic, with its filter");
+  addBrokerOptions(cmd).action(async (flags: BrokerFlags) => {
+    const subs = await withBroker(flags, (broker) => broker.listSubscriptions());
+    await emit(flags, { subscriptions: subs.map(subscriptionToWire) }, () =>
+      subs.length === 0
+        ? "no subscriptions"
+        : table(
+            ["TOPIC", "NAME", "KIND", "PAUSED", "FILTER"],
+            subs.map((s) => [s.topic, s.name, s.kind, s.paused ? "yes" : "", s.filter ?? "(all messages)"]),
+          ),
+    );
+  });
+}

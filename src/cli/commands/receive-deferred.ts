@@ -1,0 +1,29 @@
+import type { Command } from "commander";
+import { addBrokerOptions, type BrokerFlags, seqList } from "../options.js";
+import { messagesJson, messagesTable } from "../output/messages.js";
+import { emit, withBroker } from "../run.js";
+
+interface ReceiveDeferredFlags extends BrokerFlags {
+  seq: number[];
+}
+
+/** `mqlite receive-deferred <queue> --seq 42,57`: locks deferred messages by seq and prints their tokens. */
+export function registerReceiveDeferred(program: Command): void {
+  const cmd = program
+    .command("receive-deferred")
+    .description("take deferred messages by sequence number; they come back locked, with their lock tokens")
+    .argument("<queue>", "queue")
+    .requiredOption("--seq <seqs>", "sequence numbers, comma-separated (repeatable)", seqList)
+    .addHelpText(
+      "after",
+      "\nExample:\n  mqlite receive-deferred orders --seq 42,57   # then complete each with its lock token",
+    );
+  addBrokerOptions(cmd).action(async (queue: string, flags: ReceiveDeferredFlags) => {
+    const messages = await withBroker(flags, (broker) => broker.receiveDeferred(queue, flags.seq));
+    await emit(flags, messagesJson(messages), () =>
+      messages.length === 0
+        ? "no deferred messages with those numbers"
+        : messagesTable(messages, { locks: true }),
+    );
+  });
+}

@@ -1,0 +1,78 @@
+import type { Command } from "commander";
+import type { Broker } from "../../contract/broker.js";
+import { addBrokerOptions, type BrokerFlags, duration, seqNumber } from "../options.js";
+import { emit, withBroker } from "../run.js";
+
+interface SettleFlags extends BrokerFlags {
+  delay?: number;
+  reason?: string;
+  detail?: string;
+}
+
+interface Verb {
+  name: "complete" | "abandon" | "reject" | "defer" | "renew";
+  description: string;
+  done: string;
+  run(broker: Broker, queue: string, seq: number, token: string, flags: SettleFlags): Promise<void>;
+  options?(cmd: Command): Command;
+}
+
+const VERBS: Verb[] = [
+  {
+    name: "complete",
+    description: "settle a locked message as done (it is deleted)",
+    done: "completed",
+    run: (b, q, s, t) => b.complete(q, s, t),
+  },
+  {
+    name: "abandon",
+    description: "release a locked message for redelivery (dead-lettered at the delivery limit)",
+    done: "abandoned",
+    run: (b, q, s, t, f) => b.abandon(q, s, t, f.delay ? { delayMs: f.delay } : {}),
+    options: (cmd) =>
+      cmd.option("--delay <duration>", "hide it this long before redelivery, e.g. 60s", duration()),
+  },
+  {
+    name: "reject",
+    description: "dead-letter a locked message",
+    done: "dead-lettered",
+    run: (b, q, s, t, f) =>
+      b.reject(q, s, t, {
+        ...(f.reason !== undefined && { reason: f.reason }),
+        ...(f.detail !== undefined && { description: f.detail }),
+      }),
+    options: (cmd) =>
+      cmd
+        .option("--reason <reason>", "dead-letter reason (default AppRequested)")
+        .option("--detail <text>", "dead-letter description"),
+  },
+  {
+    name: "defer",
+    description: "set a locked message aside; only receive-deferred fetches it again",
+    done: "deferred",
+    run: (b, q, s, t) => b.defer(q, s, t),
+  },
+  {
+    name: "renew",
+    description: "extend a message's lock by the queue's lock duration",
+    done: "renewed the lock of",
+    run: (b, q, s, t) => b.renew(q, s, t),
+  },
+];
+
+/** `mqlite complete|abandon|reject|defer|renew <queue> <seq> <lock-token>`: one command per verb. */
+export function registerSettle(program: Command): void {
+  for (const verb of VERBS) {
+    let cmd = program
+      .command(verb.name)
+      .description(verb.description)
+      .argument("<queue>", "queue")
+      .argument("<seq>", "sequence number", seqNumber)
+      .argument("<lock-token>", "the lock token the receive printed (receive --no-ack)");
+    if (verb.options) cmd = verb.options(cmd);
+    addBrokerOptions(cmd).action(async (queue: string, seq: number, token: string, flags: SettleFlags) => {
+      await withBroker(flags, (broker) => verb.run(broker, queue, seq, token, flags));
+      await emit(flags, { ok: true }, () => `${verb.done} seq ${seq}`);
+    });
+  }
+}

@@ -1,0 +1,16 @@
+import type { Command } from "commander";
+import { addBrokerOptions, type BrokerFlags } from "../options.js";
+import { emit, withBroker } from "../run.js";
+
+/** `mqlite unsubscribe <topic> <name>`: removes a subscription and its backing queue. */
+export function registerUnsubscribe(program: Command): void {
+  const cmd = program
+    .command("unsubscribe")
+    .description("remove a subscription, with its backing queue and the messages in it")
+    .argument("<topic>", "topic")
+    .argument("<name>", "subscription");
+  addBrokerOptions(cmd).action(async (topic: string, name: string, flags: BrokerFlags) => {
+    await withBroker(flags, (broker) => broker.unsubscribe(topic, name));
+    await emit(flags, {}, () => `unsubscribed ${name} from ${topic}`);
+  });
+}
