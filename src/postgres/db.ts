@@ -26,6 +26,8 @@ interface DbOptions {
   poolSize: number;
   maxRetries: number;
   applicationName: string;
+  /** `synchronous_commit` of the pool's sessions (default: the server's). */
+  synchronousCommit?: string;
 }
 
 /**
@@ -53,7 +55,9 @@ export class Db {
       max: options.poolSize,
       types,
       application_name: options.applicationName,
-      options: `-c search_path=${options.schema}`,
+      options:
+        `-c search_path=${options.schema}` +
+        (options.synchronousCommit ? ` -c synchronous_commit=${options.synchronousCommit}` : ""),
       keepAlive: true,
       connectionTimeoutMillis: 10_000,
       idleTimeoutMillis: 30_000,

@@ -25,11 +25,29 @@ export interface PostgresBrokerOptions {
   poolSize?: number;
   /** How often a standby node tries to take over the background loops, and the leader checks its lock (ms). Default 1000. */
   leaderPollMs?: number;
+  /**
+   * PostgreSQL's `synchronous_commit` for this node's writes. Default `on` (a commit is durable when
+   * acknowledged). `off` acknowledges before the WAL flush: a crash of the database server may lose
+   * the last moments of commits (never consistency), about what SQLite's `synchronous=normal` risks
+   * on power loss, for much higher throughput under concurrency.
+   */
+  synchronousCommit?: SynchronousCommit;
   /** Transient failures (connection reset, serialization failure, deadlock) are retried this many times. Default 5. */
   maxRetries?: number;
 }
 
 export const DEFAULT_SCHEMA = "mqlite";
+
+export type SynchronousCommit = "on" | "off" | "local" | "remote_write" | "remote_apply";
+const SYNC_COMMITS: readonly SynchronousCommit[] = ["on", "off", "local", "remote_write", "remote_apply"];
+
+export function requireSynchronousCommit(value: string | undefined): SynchronousCommit {
+  const v = (value ?? "on") as SynchronousCommit;
+  if (!SYNC_COMMITS.includes(v)) {
+    throw new InvalidArgumentError(`mqlite: synchronous_commit must be one of ${SYNC_COMMITS.join(", ")}`);
+  }
+  return v;
+}
 
 /** A DSN this engine opens. */
 export type PostgresDsn = `postgres://${string}` | `postgresql://${string}`;

@@ -82,6 +82,7 @@ import {
   type PostgresBrokerOptions,
   redactDsn,
   requireSchemaName,
+  requireSynchronousCommit,
   splitSchemaParam,
 } from "./options.js";
 import { PgQueueRegistry, type PgQueueRow } from "./queue-registry.js";
@@ -185,6 +186,7 @@ export class PostgresBroker implements Broker {
       poolSize: options.poolSize ?? 10,
       maxRetries: options.maxRetries ?? 5,
       applicationName: "mqlite",
+      synchronousCommit: requireSynchronousCommit(options.synchronousCommit),
     });
     this.subscriptions = new PgSubscriptions(this.queues, (source) => compileFilter(source, this.logger));
     this.inserter = new PgInserter(this.schema, this.queues, this.subscriptions, this.logger);
