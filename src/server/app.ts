@@ -7,6 +7,7 @@ import { bearerAuth } from "./auth.js";
 import { corsMiddleware, resolveCors } from "./cors.js";
 import { discoveryCard } from "./discovery.js";
 import type { ServerEnv, ServerState } from "./env.js";
+import { registerMcpRoute } from "./mcp-route.js";
 import { ServerMetrics } from "./metrics.js";
 import type { ServerOptions } from "./options.js";
 import { errorJson, json } from "./respond.js";
@@ -63,6 +64,7 @@ export function createServerApp(
     c.body(openApiJson(state.version), 200, { "Content-Type": "application/json" }),
   );
   registerUi(app, options.ui);
+  registerMcpRoute(app, state);
 
   app.notFound((c) => errorJson(c, new NotFoundError(`no such path: ${c.req.path}`)));
   app.onError((err, c) => errorJson(c, err));
