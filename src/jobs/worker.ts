@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Broker } from "../contract/broker.js";
-import { LockLostError } from "../contract/errors.js";
+import { ClosedError, LockLostError } from "../contract/errors.js";
 import type { ClaimGate } from "../contract/job-service.js";
 import type { CompleteItem, Message } from "../contract/types.js";
 import type { QueueCore } from "./core.js";
@@ -198,6 +198,12 @@ export class Worker {
         failures = 0;
       } catch (err) {
         if (this.abort.signal.aborted) break;
+        if (err instanceof ClosedError) {
+          // The broker is gone for good: nothing more can be claimed or heartbeaten.
+          clearInterval(this.heartbeatTimer);
+          this.core.logger.warn({ workerId: this.id }, "the broker closed; the worker stops claiming");
+          break;
+        }
         failures++;
         this.core.logger.warn({ workerId: this.id, err: String(err) }, "claim failed; retrying");
         await new Promise((r) => setTimeout(r, Math.min(5000, 50 * 2 ** Math.min(failures, 7))));
@@ -252,7 +258,9 @@ export class Worker {
       }
       await this.renewLeases(broker);
     } catch (err) {
-      if (!this.stopping) this.core.logger.warn({ workerId: this.id, err: String(err) }, "heartbeat failed");
+      if (err instanceof ClosedError) clearInterval(this.heartbeatTimer);
+      else if (!this.stopping)
+        this.core.logger.warn({ workerId: this.id, err: String(err) }, "heartbeat failed");
     }
   }
 
