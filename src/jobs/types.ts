@@ -149,7 +149,11 @@ export interface WorkerRunOptions {
   queues?: string[];
   /** Jobs run at once by this worker. Default 16. */
   concurrency?: number;
-  /** Jobs claimed per poll (never more than free slots). Default: `concurrency`. */
+  /**
+   * The most jobs one claim takes. A claim takes no more than the free slots, except while the
+   * worker's jobs are short (under 5 ms on average): then it claims up to `batchSize` ahead and
+   * starts them as slots free, so tiny jobs share claims and commits. Default: max(concurrency, 32).
+   */
   batchSize?: number;
   /** Heartbeat (and lease renewal, cancel check) period. Default 5000. */
   heartbeatIntervalMs?: number;

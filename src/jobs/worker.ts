@@ -5,6 +5,7 @@ import { ClosedError, LockLostError } from "../contract/errors.js";
 import type { ClaimGate } from "../contract/job-service.js";
 import type { CompleteItem, Message } from "../contract/types.js";
 import type { QueueCore } from "./core.js";
+import { LEASE_GRACE_MS } from "./job-record.js";
 import { abortJob, cancelReason, JobRunner, type RunningJob } from "./job-runner.js";
 import { engineQueue, splitEngineQueue } from "./naming.js";
 import type { PeriodicScheduler } from "./periodic.js";
@@ -12,12 +13,23 @@ import type { WorkerRunOptions } from "./types.js";
 
 export const DEFAULT_CONCURRENCY = 16;
 
+/** Jobs averaging under this (ms) are claimed ahead of free slots, up to `batchSize`. */
+const SHORT_JOB_MS = 5;
+
+/** A job claimed ahead, waiting for a slot. */
+interface Buffered {
+  message: Message;
+  claimedAt: number;
+}
+
 interface PendingCompletion {
   item: CompleteItem;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
 export const DEFAULT_HEARTBEAT_MS = 5000;
+/** The default most jobs one claim takes (never beyond free slots unless jobs are short). */
+export const DEFAULT_BATCH = 32;
 /** The longest a claim long-polls (the engine's cap); in-process it is woken by every enqueue. */
 const LONG_POLL_MS = 20_000;
 
@@ -49,6 +61,10 @@ export class Worker {
   private outboxFlushQueued = false;
   private waitingForSlot = false;
   private broker: Broker | undefined;
+  /** Jobs claimed ahead of free slots (only while jobs are short). */
+  private readonly buffer: Buffered[] = [];
+  /** Moving average of handler durations (ms). */
+  private avgJobMs: number | undefined;
 
   constructor(
     private readonly core: QueueCore,
@@ -59,7 +75,7 @@ export class Worker {
     this.queues = options.queues && options.queues.length > 0 ? [...options.queues] : ["default"];
     this.engineQueues = this.queues.map((q) => engineQueue(core.namespace, q));
     this.concurrency = Math.max(1, Math.trunc(options.concurrency ?? DEFAULT_CONCURRENCY));
-    this.batchSize = Math.max(1, Math.trunc(options.batchSize ?? this.concurrency));
+    this.batchSize = Math.max(1, Math.trunc(options.batchSize ?? Math.max(this.concurrency, DEFAULT_BATCH)));
     this.heartbeatMs = Math.max(10, options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS);
   }
 
@@ -175,22 +191,30 @@ export class Worker {
     this.runner = new JobRunner(this.core, broker, { complete: (q, item) => this.complete(q, item) });
     let failures = 0;
     while (!this.abort.signal.aborted) {
+      // Claimed ahead (short jobs only): start them as slots free, without a claim in between.
+      while (this.buffer.length > 0 && this.running.size < this.concurrency)
+        this.launch(this.buffer.shift()!);
       const free = this.concurrency - this.running.size;
       if (free <= 0) {
         this.waitingForSlot = true;
+        // Completions wait for the next claim's transaction, but never past this turn of the loop.
+        if (this.outbox.size > 0 && !this.outboxFlushQueued) {
+          this.outboxFlushQueued = true;
+          setImmediate(() => this.flushOutbox());
+        }
         await new Promise<void>((resolve) => {
           this.slotFreed = resolve;
         });
         this.slotFreed = undefined;
         this.waitingForSlot = false;
-        // The completions that freed the slots share the next claim's transaction.
-        this.flushOutbox();
         continue;
       }
+      // The completions that freed the slots share this claim's transaction.
+      this.flushOutbox();
       let batch: Message[];
       try {
         batch = await broker.receiveAny(this.engineQueues, {
-          maxMessages: Math.min(free, this.batchSize),
+          maxMessages: this.jobsAreShort() ? Math.max(free, this.batchSize) : Math.min(free, this.batchSize),
           waitMs: LONG_POLL_MS,
           gates: this.claimGates(),
           signal: this.abort.signal,
@@ -209,11 +233,37 @@ export class Worker {
         await new Promise((r) => setTimeout(r, Math.min(5000, 50 * 2 ** Math.min(failures, 7))));
         continue;
       }
-      for (const m of batch) this.launch(m);
+      const claimedAt = performance.now();
+      for (const m of batch) {
+        if (this.running.size < this.concurrency) this.launch(m);
+        else this.buffer.push({ message: m, claimedAt });
+      }
+    }
+    // Stopping: claimed-ahead jobs go back at once, without spending an attempt.
+    for (const b of this.buffer.splice(0)) {
+      await broker
+        .abandon(b.message.queue!, b.message.seqNumber, b.message.lockToken!, { countDelivery: false })
+        .catch(() => {});
     }
   }
 
-  private launch(m: Message): void {
+  /** True while recent jobs took under `SHORT_JOB_MS` on average: claiming ahead then holds nobody up. */
+  private jobsAreShort(): boolean {
+    return this.avgJobMs !== undefined && this.avgJobMs < SHORT_JOB_MS;
+  }
+
+  private noteDuration(ms: number): void {
+    this.avgJobMs = this.avgJobMs === undefined ? ms : this.avgJobMs * 0.8 + ms * 0.2;
+  }
+
+  private launch(entry: Message | Buffered): void {
+    const m = "message" in entry ? entry.message : entry;
+    if ("message" in entry && performance.now() - entry.claimedAt > LEASE_GRACE_MS / 2) {
+      // Waited long enough in the buffer to eat into its lease: renew it before running it.
+      this.launchAfterRenewal(m);
+      return;
+    }
+    const started = performance.now();
     const job: RunningJob = {
       seq: m.seqNumber,
       queue: m.queue!,
@@ -224,13 +274,44 @@ export class Worker {
     };
     this.running.set(job.seq, job);
     const free = () => {
-      if (this.running.delete(job.seq)) this.slotFreed?.();
+      if (!this.running.delete(job.seq)) return;
+      this.noteDuration(performance.now() - started);
+      this.slotFreed?.();
     };
     const done = this.runner!.run(m, job, free).finally(() => {
       free();
       this.settling.delete(done);
     });
     this.settling.add(done);
+  }
+
+  private launchAfterRenewal(m: Message): void {
+    const placeholder = -m.seqNumber;
+    // Hold the slot while renewing.
+    this.running.set(placeholder, {
+      seq: placeholder,
+      queue: m.queue!,
+      lockToken: "",
+      controller: undefined,
+      abortReason: undefined,
+      cancelRequested: false,
+    });
+    const renewal = (async () => {
+      let ok = false;
+      try {
+        const [r] = await this.broker!.renewBatch(m.queue!, [
+          { seqNumber: m.seqNumber, lockToken: m.lockToken! },
+        ]);
+        ok = r?.ok === true;
+      } catch {
+        ok = false;
+      }
+      this.running.delete(placeholder);
+      if (ok) this.launch(m);
+      else this.slotFreed?.();
+    })();
+    this.settling.add(renewal);
+    void renewal.finally(() => this.settling.delete(renewal));
   }
 
   private async heartbeat(): Promise<void> {
@@ -268,6 +349,7 @@ export class Worker {
   private async renewLeases(broker: Broker): Promise<void> {
     const byQueue = new Map<string, RunningJob[]>();
     for (const job of this.running.values()) {
+      if (!job.lockToken) continue;
       const list = byQueue.get(job.queue) ?? [];
       list.push(job);
       byQueue.set(job.queue, list);
