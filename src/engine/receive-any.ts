@@ -44,25 +44,36 @@ export class MultiReceiver {
     const { clock } = this.deps;
     const deadline = clock.now() + req.waitMs;
     for (;;) {
-      const first = await this.claim(req);
-      if (first.messages.length > 0 || req.waitMs === 0) return first.messages;
+      // Parked before the claim: a send committed while the claim runs cannot be missed, and an
+      // idle worker needs one claim per wake-up, not two.
       const now = clock.now();
-      if (now >= deadline || req.signal?.aborted) return [];
-      const until = Math.min(deadline, first.retryAt ?? deadline);
-      const waiter = waitAny(this.deps.waiters, req.queues, until, now, req.signal);
-      let again: ClaimOutcome;
+      const waiter =
+        req.waitMs > 0 && now < deadline && !req.signal?.aborted
+          ? waitAny(this.deps.waiters, req.queues, deadline, now, req.signal)
+          : undefined;
+      let got: ClaimOutcome;
       try {
-        again = await this.claim(req);
+        got = await this.claim(req);
       } catch (err) {
-        waiter.cancel();
+        waiter?.cancel();
         throw err;
       }
-      if (again.messages.length > 0) {
-        waiter.cancel();
-        return again.messages;
+      if (got.messages.length > 0 || !waiter) {
+        waiter?.cancel();
+        return got.messages;
       }
-      await waiter.woken;
-      if (req.signal?.aborted) return [];
+      if (got.retryAt !== undefined && got.retryAt < deadline) {
+        // A gate holds messages back: look again when one may be claimable.
+        const recheck = setTimeout(() => waiter.cancel(), Math.max(1, got.retryAt - clock.now()));
+        await waiter.woken;
+        clearTimeout(recheck);
+      } else {
+        await waiter.woken;
+      }
+      if (req.signal?.aborted || clock.now() >= deadline) {
+        // One last look at the deadline (a wake-up may have raced it).
+        return req.signal?.aborted ? [] : (await this.claim(req)).messages;
+      }
     }
   }
 
