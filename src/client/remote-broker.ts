@@ -1,8 +1,22 @@
 import type { Broker } from "../contract/broker.js";
 import { ClosedError, InvalidArgumentError, MqliteError } from "../contract/errors.js";
 import type {
+  AttemptError,
+  BrowseOptions,
+  CancelMessageOptions,
+  CancelOutcome,
+  DeleteSettledOptions,
+  HeartbeatResult,
+  MessageRecord,
+  ReceiveAnyOptions,
+  WorkerInfo,
+  WorkerRecord,
+} from "../contract/job-service.js";
+import type {
   AbandonOptions,
   BrokerStatus,
+  CompleteItem,
+  CompleteOptions,
   CompleteResult,
   FilterSample,
   LockRef,
@@ -23,11 +37,19 @@ import type {
   TestFilterResult,
 } from "../contract/types.js";
 import {
+  attemptErrorFromWire,
+  encodeBase64,
   messageFromWire,
   outgoingToWire,
   queueConfigToWire,
   queueInfoFromWire,
+  type RequestInputOf,
+  type ResponseOf,
+  type RouteName,
+  recordFromWire,
   sampleToWire,
+  workerInfoToWire,
+  workerRecordFromWire,
 } from "../wire/index.js";
 import { anySignal } from "./signals.js";
 import { type ConnectOptions, Transport } from "./transport.js";
@@ -44,6 +66,12 @@ function notNegative(value: number | undefined, field: string): number | undefin
 
 const lockRefs = (items: LockRef[]) =>
   items.map((i) => ({ seq_number: i.seqNumber, lock_token: i.lockToken }));
+
+/** What Complete keeps (our extension), on the wire. */
+const keep = (o: CompleteOptions | undefined) => ({
+  ...(o?.retainMs !== undefined && { retain_ms: o.retainMs }),
+  ...(o?.result !== undefined && { result: encodeBase64(o.result) }),
+});
 
 /**
  * The `Broker` contract over HTTP: every call is one RPC of a served broker, with the same types,
@@ -79,6 +107,9 @@ export class RemoteBroker implements Broker {
       deferred: s.deferred,
       scheduled: s.scheduled,
       deadLettered: s.dead_lettered,
+      completed: s.completed ?? 0,
+      cancelled: s.cancelled ?? 0,
+      backingOff: s.backing_off ?? 0,
       total: s.total,
       oldestMessageAgeMs: s.oldest_message_age_ms,
     };
@@ -123,28 +154,37 @@ export class RemoteBroker implements Broker {
     if (mode !== "peek-lock" && mode !== "receive-and-delete") {
       throw new InvalidArgumentError(`mqlite: unknown receive mode "${mode}"`);
     }
-    // A long-poll ends early: with nothing when the caller aborts, with `closed` when the client closes.
-    const linked = anySignal(
-      options.signal ? [options.signal, this.http.closing.signal] : [this.http.closing.signal],
+    const res = await this.longPoll(
+      "receive",
+      {
+        queue,
+        max_messages: whole(options.maxMessages),
+        wait_time_ms: whole(options.waitMs),
+        receive_mode: mode === "receive-and-delete" ? 1 : 0,
+        ...(options.attemptId && { receive_attempt_id: options.attemptId }),
+      },
+      options.signal,
     );
-    const signal = linked.signal;
+    return res ? res.messages.map(messageFromWire) : [];
+  }
+
+  /**
+   * A long-poll RPC. It ends early with `undefined` (nothing) when the caller's signal aborts, and
+   * with `ClosedError` when this client closes, as the embedded engine's long-polls do.
+   */
+  private async longPoll<K extends RouteName>(
+    name: K,
+    body: RequestInputOf<K>,
+    callerSignal: AbortSignal | undefined,
+  ): Promise<ResponseOf<K> | undefined> {
+    const closing = this.http.closing.signal;
+    const linked = anySignal(callerSignal ? [callerSignal, closing] : [closing]);
     try {
-      const res = await this.http.call(
-        "receive",
-        {
-          queue,
-          max_messages: whole(options.maxMessages),
-          wait_time_ms: whole(options.waitMs),
-          receive_mode: mode === "receive-and-delete" ? 1 : 0,
-          ...(options.attemptId && { receive_attempt_id: options.attemptId }),
-        },
-        signal,
-      );
-      return res.messages.map(messageFromWire);
+      return await this.http.call(name, body, linked.signal);
     } catch (err) {
-      if (!signal.aborted || err instanceof MqliteError) throw err;
-      if (this.http.closing.signal.aborted) throw new ClosedError();
-      return [];
+      if (!linked.signal.aborted || err instanceof MqliteError) throw err;
+      if (closing.aborted) throw new ClosedError();
+      return undefined;
     } finally {
       linked.release();
     }
@@ -156,12 +196,23 @@ export class RemoteBroker implements Broker {
     );
   }
 
-  async complete(queue: string, seqNumber: number, lockToken: string): Promise<void> {
-    await this.http.call("complete", { queue, seq_number: seqNumber, lock_token: lockToken });
+  async complete(
+    queue: string,
+    seqNumber: number,
+    lockToken: string,
+    options?: CompleteOptions,
+  ): Promise<void> {
+    await this.http.call("complete", {
+      queue,
+      seq_number: seqNumber,
+      lock_token: lockToken,
+      ...keep(options),
+    });
   }
 
-  async completeBatch(queue: string, items: LockRef[]): Promise<CompleteResult[]> {
-    const res = await this.http.call("completeBatch", { queue, messages: lockRefs(items) });
+  async completeBatch(queue: string, items: CompleteItem[]): Promise<CompleteResult[]> {
+    const messages = items.map((i) => ({ seq_number: i.seqNumber, lock_token: i.lockToken, ...keep(i) }));
+    const res = await this.http.call("completeBatch", { queue, messages });
     return res.results.map((r) => ({ seqNumber: r.seq_number, ok: r.ok }));
   }
 
@@ -177,6 +228,8 @@ export class RemoteBroker implements Broker {
       seq_number: seqNumber,
       lock_token: lockToken,
       ...(delay !== undefined && { delay_ms: delay }),
+      ...(options.error && { error: options.error }),
+      ...(options.countDelivery === false && { count_delivery: false }),
     });
   }
 
@@ -192,6 +245,7 @@ export class RemoteBroker implements Broker {
       lock_token: lockToken,
       ...(options.reason && { dead_letter_reason: options.reason }),
       ...(options.description && { dead_letter_description: options.description }),
+      ...(options.error && { error: options.error }),
     });
   }
 
@@ -209,6 +263,7 @@ export class RemoteBroker implements Broker {
       seqNumber: r.seq_number,
       ok: r.ok,
       ...(r.locked_until_ms !== undefined && { lockedUntil: r.locked_until_ms }),
+      ...(r.cancel_requested && { cancelRequested: true }),
     }));
   }
 
@@ -231,6 +286,7 @@ export class RemoteBroker implements Broker {
       ...(options.max !== undefined && { max: options.max }),
       ...(options.olderThanMs !== undefined && { older_than_ms: options.olderThanMs }),
       ...(options.ratePerSec !== undefined && { rate_per_sec: options.ratePerSec }),
+      ...(options.seqNumbers !== undefined && { seq_numbers: options.seqNumbers }),
     });
     return res.moved;
   }
@@ -287,6 +343,125 @@ export class RemoteBroker implements Broker {
     return { valid: r.valid, ...(r.error && { error: r.error }), ran: r.ran, matched: r.matched };
   }
 
+  // --- the job face's capabilities (JobService) ------------------------------------------------------
+
+  async pauseQueue(name: string): Promise<void> {
+    await this.http.call("pauseQueue", { name });
+  }
+
+  async resumeQueue(name: string): Promise<void> {
+    await this.http.call("resumeQueue", { name });
+  }
+
+  async receiveAny(queues: string[], options: ReceiveAnyOptions = {}): Promise<Message[]> {
+    if (!Array.isArray(queues)) throw new InvalidArgumentError("mqlite: queues must be a list");
+    const res = await this.longPoll(
+      "receiveAny",
+      {
+        queues,
+        max_messages: whole(options.maxMessages),
+        wait_time_ms: whole(options.waitMs),
+        ...(options.gates && {
+          gates: options.gates.map((g) => ({
+            subject: g.subject,
+            ...(g.maxLocked !== undefined && { max_locked: g.maxLocked }),
+            ...(g.rate && { rate: { limit: g.rate.limit, interval_ms: g.rate.intervalMs } }),
+          })),
+        }),
+      },
+      options.signal,
+    );
+    return res ? res.messages.map(messageFromWire) : [];
+  }
+
+  async cancelMessage(
+    queue: string,
+    seqNumber: number,
+    options: CancelMessageOptions = {},
+  ): Promise<CancelOutcome> {
+    const res = await this.http.call("cancelMessage", {
+      queue,
+      seq_number: seqNumber,
+      ...(options.lockToken && { lock_token: options.lockToken }),
+      ...(options.retainMs !== undefined && { retain_ms: options.retainMs }),
+    });
+    return res.outcome;
+  }
+
+  async setProgress(queue: string, seqNumber: number, lockToken: string, progress: number): Promise<void> {
+    await this.http.call("setProgress", { queue, seq_number: seqNumber, lock_token: lockToken, progress });
+  }
+
+  async getMessages(seqNumbers: number[]): Promise<MessageRecord[]> {
+    return (await this.http.call("getMessages", { seq_numbers: seqNumbers })).messages.map(recordFromWire);
+  }
+
+  async browse(options: BrowseOptions = {}): Promise<MessageRecord[]> {
+    const res = await this.http.call("browse", {
+      ...(options.queues && { queues: options.queues }),
+      ...(options.states && { states: options.states }),
+      ...(options.backingOff !== undefined && { backing_off: options.backingOff }),
+      ...(options.subject !== undefined && { subject: options.subject }),
+      ...(options.settledBefore !== undefined && { settled_before_ms: options.settledBefore }),
+      ...(options.limit !== undefined && { limit: options.limit }),
+      ...(options.offset !== undefined && { offset: options.offset }),
+      ...(options.order && { order: options.order }),
+    });
+    return res.messages.map(recordFromWire);
+  }
+
+  async messageErrors(seqNumber: number): Promise<AttemptError[]> {
+    return (await this.http.call("messageErrors", { seq_number: seqNumber })).errors.map(
+      attemptErrorFromWire,
+    );
+  }
+
+  async awaitSettled(
+    seqNumbers: number[],
+    options: { waitMs?: number; signal?: AbortSignal } = {},
+  ): Promise<number[]> {
+    const res = await this.longPoll(
+      "awaitSettled",
+      { seq_numbers: seqNumbers, wait_time_ms: whole(options.waitMs) },
+      options.signal,
+    );
+    return res ? res.seq_numbers : [];
+  }
+
+  async deleteSettled(queue: string, options: DeleteSettledOptions = {}): Promise<number> {
+    const res = await this.http.call("deleteSettled", {
+      queue,
+      ...(options.states && { states: options.states }),
+      ...(options.olderThanMs !== undefined && { older_than_ms: options.olderThanMs }),
+      ...(options.seqNumbers && { seq_numbers: options.seqNumbers }),
+    });
+    return res.deleted;
+  }
+
+  async heartbeat(worker: WorkerInfo, options: { staleAfterMs?: number } = {}): Promise<HeartbeatResult> {
+    const res = await this.http.call("heartbeat", {
+      worker: workerInfoToWire(worker),
+      ...(options.staleAfterMs !== undefined && { stale_after_ms: options.staleAfterMs }),
+    });
+    return { registered: res.registered, reaped: res.reaped.map(workerRecordFromWire) };
+  }
+
+  async listWorkers(): Promise<WorkerRecord[]> {
+    return (await this.http.call("listWorkers", undefined)).workers.map(workerRecordFromWire);
+  }
+
+  async removeWorker(workerId: string): Promise<boolean> {
+    return (await this.http.call("removeWorker", { worker_id: workerId })).removed;
+  }
+
+  async acquireLock(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    return (await this.http.call("acquireLock", { name, owner, ttl_ms: ttlMs })).acquired;
+  }
+
+  async releaseLock(name: string, owner: string): Promise<boolean> {
+    return (await this.http.call("releaseLock", { name, owner })).released;
+  }
+
   // --- the broker ---------------------------------------------------------------------------------
 
   async status(): Promise<BrokerStatus> {
@@ -303,6 +478,7 @@ export class RemoteBroker implements Broker {
       subscriptions: s.subscriptions,
       uptimeMs: s.uptime_ms,
       auth: s.auth,
+      ...(s.sync && { synchronous: s.sync }),
     };
   }
 

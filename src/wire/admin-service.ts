@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { WireMessage } from "./message.js";
-import { int, str } from "./primitives.js";
+import { int, list, str } from "./primitives.js";
 import { WireQueueConfig, WireQueueInfo } from "./queue-config.js";
 
 // Request and response bodies of `mqlite.v1.AdminService` (spec §1.9), with our extensions.
@@ -61,6 +61,7 @@ export const RedriveRequest = z
     max: int().meta({ description: "0 = all." }),
     older_than_ms: int().meta({ description: "0 = any age." }),
     rate_per_sec: int().meta({ description: "0 = one transaction; else chunks of this size, 1 s apart." }),
+    seq_numbers: list(z.int()).meta({ description: "Extension: only these dead letters." }),
   })
   .meta({ id: "RedriveRequest" });
 
@@ -89,9 +90,16 @@ export const StatusResponse = z
     subscriptions: z.int(),
     uptime_ms: z.int(),
     auth: z.boolean(),
+    sync: z
+      .string()
+      .optional()
+      .meta({
+        description: "Extension: the durability setting (SQLite's synchronous: off, normal, full, extra).",
+      }),
   })
   .meta({ id: "StatusResponse" });
 
-export const DeleteQueueRequest = z.strictObject({ name: str() }).meta({ id: "DeleteQueueRequest" });
+/** A queue by name (DeleteQueue, PauseQueue, ResumeQueue). */
+export const QueueRef = z.strictObject({ name: str() }).meta({ id: "QueueRef" });
 
 export const SubscriptionRef = z.strictObject({ topic: str(), name: str() }).meta({ id: "SubscriptionRef" });

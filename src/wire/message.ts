@@ -29,6 +29,13 @@ export const WireMessage = z
     properties: z.record(z.string(), z.string().nullable()).nullish(),
     body: bytes(),
     priority: int().meta({ description: "Extension: higher is claimed first. Default 0." }),
+    max_delivery_count: int().meta({ description: "Extension: this message's own delivery limit." }),
+    lock_duration_ms: int().meta({ description: "Extension: this message's own lease." }),
+    unique_key: str().meta({ description: "Extension (send): no copy while a live message has this key." }),
+    delay_ms: int().meta({
+      description: "Extension (send): deliver no earlier than this long after the send.",
+    }),
+    queue: str().meta({ description: "Extension (output): the queue the message is in." }),
   })
   .meta({ id: "Message" });
 export type WireMessage = z.input<typeof WireMessage>;
@@ -76,6 +83,9 @@ export function messageToWire(m: Message): WireMessage {
   if (m.properties && Object.keys(m.properties).length > 0) out.properties = m.properties;
   if (m.body && m.body.length > 0) out.body = encodeBase64(m.body);
   put(out, "priority", m.priority);
+  put(out, "max_delivery_count", m.maxDeliveryCount);
+  put(out, "lock_duration_ms", m.lockDurationMs);
+  put(out, "queue", m.queue);
   return out;
 }
 
@@ -103,6 +113,9 @@ export function messageFromWire(w: WireMessage): Message {
   put(m, "expiresAt", w.expires_at_ms);
   put(m, "deadLetterReason", w.dead_letter_reason);
   put(m, "deadLetterDescription", w.dead_letter_description);
+  put(m, "maxDeliveryCount", w.max_delivery_count);
+  put(m, "lockDurationMs", w.lock_duration_ms);
+  put(m, "queue", w.queue);
   return m;
 }
 
@@ -121,6 +134,10 @@ export function outgoingToWire(m: OutgoingMessage): WireMessage {
   const body = bodyBytes(m.body);
   if (body && body.length > 0) out.body = encodeBase64(body);
   put(out, "priority", m.priority);
+  put(out, "max_delivery_count", m.maxDeliveryCount);
+  put(out, "lock_duration_ms", m.lockDurationMs);
+  put(out, "unique_key", m.uniqueKey);
+  put(out, "delay_ms", m.delayMs);
   return out;
 }
 
@@ -136,6 +153,10 @@ export function outgoingFromWire(w: WireMessage): OutgoingMessage {
   const properties = propertiesFromWire(w.properties);
   if (properties) m.properties = properties;
   put(m, "priority", w.priority);
+  put(m, "maxDeliveryCount", w.max_delivery_count);
+  put(m, "lockDurationMs", w.lock_duration_ms);
+  put(m, "uniqueKey", w.unique_key);
+  put(m, "delayMs", w.delay_ms);
   return m;
 }
 

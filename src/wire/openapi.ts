@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { FilterJSON, WireSubscriptionInfo } from "./admin-service.js";
 import { ErrorBody } from "./errors.js";
+import { ClaimGateJSON, WireMessageRecord, WorkerInfoJSON, WorkerRecordJSON } from "./job-service.js";
 import { WireMessage } from "./message.js";
 import { WireQueueConfig, WireQueueInfo } from "./queue-config.js";
-import { LockRefJSON } from "./queue-service.js";
+import { CompleteItemJSON, LockRefJSON } from "./queue-service.js";
 import { ROUTES, type RpcRoute, rpcName, rpcPath } from "./routes.js";
 
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
@@ -30,6 +31,11 @@ function componentSchemas(): Record<string, unknown> {
     WireSubscriptionInfo,
     LockRefJSON,
     FilterJSON,
+    CompleteItemJSON,
+    ClaimGateJSON,
+    WireMessageRecord,
+    WorkerInfoJSON,
+    WorkerRecordJSON,
   ])
     add(s);
   for (const route of Object.values(ROUTES) as RpcRoute[]) {

@@ -36,6 +36,7 @@ export const WireQueueInfo = z
     dlq_max_age_ms: z.int().optional(),
     dlq_max_count: z.int().optional(),
     dlq_max_bytes: z.int().optional(),
+    paused: z.boolean().optional().meta({ description: "Extension: present (true) while paused." }),
   })
   .meta({ id: "QueueInfo" });
 export type WireQueueInfo = z.input<typeof WireQueueInfo>;
@@ -91,6 +92,7 @@ export function queueInfoToWire(q: QueueInfo): WireQueueInfo {
     dlq_max_age_ms: q.dlqMaxAgeMs,
     dlq_max_count: q.dlqMaxCount,
     dlq_max_bytes: q.dlqMaxBytes,
+    ...(q.paused && { paused: true }),
   };
 }
 
@@ -108,5 +110,6 @@ export function queueInfoFromWire(w: WireQueueInfo): QueueInfo {
     dlqMaxAgeMs: w.dlq_max_age_ms ?? 0,
     dlqMaxCount: w.dlq_max_count ?? 0,
     dlqMaxBytes: w.dlq_max_bytes ?? 0,
+    ...(w.paused && { paused: true }),
   };
 }

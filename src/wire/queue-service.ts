@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { WireMessage } from "./message.js";
-import { int, list, str } from "./primitives.js";
+import { bool, bytes, int, list, str } from "./primitives.js";
 
 // Request and response bodies of `mqlite.v1.QueueService`. Field names and meanings are the
 // original's (spec §1.9); `.meta({ id })` names each schema in /openapi.json.
@@ -45,13 +45,26 @@ export const SettleRequest = z
     dead_letter_reason: str().meta({ description: "Reject only; default AppRequested." }),
     dead_letter_description: str().meta({ description: "Reject only." }),
     delay_ms: int().meta({ description: "Abandon only: park for this long before redelivery." }),
+    error: str().meta({ description: "Extension (Abandon, Reject): recorded in the error history." }),
+    count_delivery: bool().meta({ description: "Extension (Abandon): false gives the delivery back." }),
+    retain_ms: int().meta({ description: "Extension (Complete): keep the message as completed this long." }),
+    result: bytes().meta({ description: "Extension (Complete): the outcome kept with it." }),
   })
   .meta({ id: "SettleRequest" });
 
 export const LockRefJSON = z.strictObject({ seq_number: int(), lock_token: str() }).meta({ id: "LockRef" });
 
+export const CompleteItemJSON = z
+  .strictObject({
+    seq_number: int(),
+    lock_token: str(),
+    retain_ms: int().meta({ description: "Extension: keep the message as completed this long." }),
+    result: bytes().meta({ description: "Extension: the outcome kept with it." }),
+  })
+  .meta({ id: "CompleteItem" });
+
 export const CompleteBatchRequest = z
-  .strictObject({ queue: str(), messages: list(LockRefJSON) })
+  .strictObject({ queue: str(), messages: list(CompleteItemJSON) })
   .meta({ id: "CompleteBatchRequest" });
 
 export const CompleteBatchResponse = z
@@ -65,7 +78,15 @@ export const RenewBatchRequest = z
 export const RenewBatchResponse = z
   .strictObject({
     results: z.array(
-      z.strictObject({ seq_number: z.int(), ok: z.boolean(), locked_until_ms: z.int().optional() }),
+      z.strictObject({
+        seq_number: z.int(),
+        ok: z.boolean(),
+        locked_until_ms: z.int().optional(),
+        cancel_requested: z
+          .boolean()
+          .optional()
+          .meta({ description: "Extension: someone asked to cancel it." }),
+      }),
     ),
   })
   .meta({ id: "RenewBatchResponse" });
@@ -99,6 +120,9 @@ export const MetricsResponse = z
     deferred: z.int(),
     scheduled: z.int(),
     dead_lettered: z.int(),
+    completed: z.int().meta({ description: "Extension: completed messages kept for their retention." }),
+    cancelled: z.int().meta({ description: "Extension: cancelled messages kept for their retention." }),
+    backing_off: z.int().meta({ description: "Extension: scheduled messages delivered before." }),
     total: z.int(),
     oldest_message_age_ms: z.int(),
   })

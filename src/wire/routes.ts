@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import * as admin from "./admin-service.js";
+import * as jobs from "./job-service.js";
 import { Empty, SettleResponse } from "./primitives.js";
 import * as queue from "./queue-service.js";
 
@@ -8,7 +9,7 @@ export interface RpcRoute<
   Req extends z.ZodType | null = z.ZodType | null,
   Res extends z.ZodType = z.ZodType,
 > {
-  service: "QueueService" | "AdminService";
+  service: "QueueService" | "AdminService" | "JobService";
   method: string;
   /** The request schema, or null when the body is ignored (ListQueues, ListSubscriptions, Status). */
   request: Req;
@@ -159,7 +160,7 @@ export const ROUTES = {
   deleteQueue: rpc(
     "AdminService",
     "DeleteQueue",
-    admin.DeleteQueueRequest,
+    admin.QueueRef,
     Empty,
     "Delete a plain queue and its messages.",
     true,
@@ -186,6 +187,120 @@ export const ROUTES = {
     admin.SubscriptionRef,
     Empty,
     "Let a paused subscription receive copies again.",
+    true,
+  ),
+  // The job face's engine capabilities (JobService of the contract).
+  pauseQueue: rpc("JobService", "PauseQueue", admin.QueueRef, Empty, "Stop claims from a queue.", true),
+  resumeQueue: rpc(
+    "JobService",
+    "ResumeQueue",
+    admin.QueueRef,
+    Empty,
+    "Resume claims from a paused queue.",
+    true,
+  ),
+  receiveAny: rpc(
+    "JobService",
+    "ReceiveAny",
+    jobs.ReceiveAnyRequest,
+    queue.ReceiveResponse,
+    "Claim from several queues in order, long-polling on all, with claim gates.",
+    true,
+  ),
+  cancelMessage: rpc(
+    "JobService",
+    "CancelMessage",
+    jobs.CancelMessageRequest,
+    jobs.CancelMessageResponse,
+    "Cancel a waiting message, or ask the holder of a locked one to.",
+    true,
+  ),
+  setProgress: rpc(
+    "JobService",
+    "SetProgress",
+    jobs.SetProgressRequest,
+    SettleResponse,
+    "Record the lock holder's progress (0..100).",
+    true,
+  ),
+  getMessages: rpc(
+    "JobService",
+    "GetMessages",
+    jobs.GetMessagesRequest,
+    jobs.MessageRecordsResponse,
+    "Messages by sequence number, whatever their queue and state.",
+    true,
+  ),
+  browse: rpc(
+    "JobService",
+    "Browse",
+    jobs.BrowseRequest,
+    jobs.MessageRecordsResponse,
+    "List stored messages across queues.",
+    true,
+  ),
+  messageErrors: rpc(
+    "JobService",
+    "MessageErrors",
+    jobs.MessageErrorsRequest,
+    jobs.MessageErrorsResponse,
+    "Every failed delivery of a message, oldest first.",
+    true,
+  ),
+  awaitSettled: rpc(
+    "JobService",
+    "AwaitSettled",
+    jobs.AwaitSettledRequest,
+    jobs.AwaitSettledResponse,
+    "Wait until one of the messages is settled.",
+    true,
+  ),
+  deleteSettled: rpc(
+    "JobService",
+    "DeleteSettled",
+    jobs.DeleteSettledRequest,
+    jobs.DeleteSettledResponse,
+    "Delete settled messages of a queue.",
+    true,
+  ),
+  heartbeat: rpc(
+    "JobService",
+    "Heartbeat",
+    jobs.HeartbeatRequest,
+    jobs.HeartbeatResponse,
+    "Record a worker's heartbeat; reap stale workers.",
+    true,
+  ),
+  listWorkers: rpc(
+    "JobService",
+    "ListWorkers",
+    null,
+    jobs.ListWorkersResponse,
+    "Every registered worker.",
+    true,
+  ),
+  removeWorker: rpc(
+    "JobService",
+    "RemoveWorker",
+    jobs.RemoveWorkerRequest,
+    jobs.RemoveWorkerResponse,
+    "Unregister a worker.",
+    true,
+  ),
+  acquireLock: rpc(
+    "JobService",
+    "AcquireLock",
+    jobs.AcquireLockRequest,
+    jobs.AcquireLockResponse,
+    "Take or renew a named lease.",
+    true,
+  ),
+  releaseLock: rpc(
+    "JobService",
+    "ReleaseLock",
+    jobs.ReleaseLockRequest,
+    jobs.ReleaseLockResponse,
+    "Release a named lease.",
     true,
   ),
 } as const;

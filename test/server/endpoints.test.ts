@@ -36,6 +36,21 @@ const EXTENSIONS = [
   "AdminService/Unsubscribe",
   "AdminService/PauseSubscription",
   "AdminService/ResumeSubscription",
+  "JobService/PauseQueue",
+  "JobService/ResumeQueue",
+  "JobService/ReceiveAny",
+  "JobService/CancelMessage",
+  "JobService/SetProgress",
+  "JobService/GetMessages",
+  "JobService/Browse",
+  "JobService/MessageErrors",
+  "JobService/AwaitSettled",
+  "JobService/DeleteSettled",
+  "JobService/Heartbeat",
+  "JobService/ListWorkers",
+  "JobService/RemoveWorker",
+  "JobService/AcquireLock",
+  "JobService/ReleaseLock",
 ].map((r) => `/mqlite.v1.${r}`);
 
 describe("non-RPC endpoints", () => {

@@ -174,11 +174,11 @@ describe("RPC routes (raw HTTP)", () => {
     });
   });
 
-  it("Stats has every field, zeros included", async () => {
+  it("Stats has every field, zeros included (the original's, then ours)", async () => {
     await s.rpc("AdminService/CreateQueue", { name: "empty" });
     assert.equal(
       (await s.post("/mqlite.v1.QueueService/Stats", { queue: "empty" })).text,
-      '{"queue":"empty","active":0,"locked":0,"deferred":0,"scheduled":0,"dead_lettered":0,"total":0,"oldest_message_age_ms":0}\n',
+      '{"queue":"empty","active":0,"locked":0,"deferred":0,"scheduled":0,"dead_lettered":0,"completed":0,"cancelled":0,"backing_off":0,"total":0,"oldest_message_age_ms":0}\n',
     );
   });
 

@@ -45,6 +45,7 @@ async function status(_req: undefined, ctx: RpcContext): Promise<ResponseOf<"sta
     uptime_ms: s.uptimeMs,
     // The broker does not know whether the server in front of it checks tokens.
     auth: ctx.auth,
+    ...(s.synchronous && { sync: s.synchronous }),
   };
 }
 
@@ -104,6 +105,7 @@ export const adminHandlers: Pick<Handlers, AdminRoutes> = {
       max: req.max ?? 0,
       olderThanMs: req.older_than_ms ?? 0,
       ratePerSec: req.rate_per_sec ?? 0,
+      ...(req.seq_numbers && { seqNumbers: req.seq_numbers }),
     });
     ctx.note({ n: moved });
     return { moved };

@@ -1,6 +1,12 @@
 import { CanceledError, ClosedError, MessageTooLargeError } from "../../contract/errors.js";
 import type { OutgoingMessage } from "../../contract/types.js";
-import { messageToWire, outgoingFromWire, type RequestOf, type ResponseOf } from "../../wire/index.js";
+import {
+  decodeBase64,
+  messageToWire,
+  outgoingFromWire,
+  type RequestOf,
+  type ResponseOf,
+} from "../../wire/index.js";
 import type { Handlers, RpcContext } from "./context.js";
 
 type QueueRoutes =
@@ -73,6 +79,14 @@ async function receive(req: RequestOf<"receive">, ctx: RpcContext): Promise<Resp
   return { messages: messages.map(messageToWire) };
 }
 
+/** What Complete keeps of the message (our extension): a retention and an outcome. */
+function keep(req: { retain_ms?: number | null; result?: string | null }) {
+  return {
+    ...(req.retain_ms !== undefined && req.retain_ms !== null && { retainMs: req.retain_ms }),
+    ...(typeof req.result === "string" && { result: decodeBase64(req.result) }),
+  };
+}
+
 /** The fields every settlement reads. */
 function target(
   req: { queue?: string | null; seq_number?: number | null; lock_token?: string | null },
@@ -91,7 +105,7 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
 
   async complete(req, ctx) {
     const [queue, seq, token] = target(req, ctx);
-    await ctx.broker.complete(queue, seq, token);
+    await ctx.broker.complete(queue, seq, token, keep(req));
     ctx.metrics.noteCompleted(queue, 1);
     return OK;
   },
@@ -101,6 +115,7 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
     const items = (req.messages ?? []).map((m) => ({
       seqNumber: m.seq_number ?? 0,
       lockToken: m.lock_token ?? "",
+      ...keep(m),
     }));
     ctx.note({ queue, n: items.length });
     const results = await ctx.broker.completeBatch(queue, items);
@@ -121,6 +136,7 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
         seq_number: r.seqNumber,
         ok: r.ok,
         ...(r.ok && r.lockedUntil && { locked_until_ms: r.lockedUntil }),
+        ...(r.cancelRequested && { cancel_requested: true }),
       })),
     };
   },
@@ -129,7 +145,11 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
     const [queue, seq, token] = target(req, ctx);
     const delay = req.delay_ms ?? 0;
     // The original only parks on a positive delay; anything else releases at once.
-    await ctx.broker.abandon(queue, seq, token, delay > 0 ? { delayMs: delay } : {});
+    await ctx.broker.abandon(queue, seq, token, {
+      ...(delay > 0 && { delayMs: delay }),
+      ...(req.error && { error: req.error }),
+      ...(req.count_delivery === false && { countDelivery: false }),
+    });
     return OK;
   },
 
@@ -138,6 +158,7 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
     await ctx.broker.reject(queue, seq, token, {
       reason: req.dead_letter_reason ?? "",
       description: req.dead_letter_description ?? "",
+      ...(req.error && { error: req.error }),
     });
     return OK;
   },
@@ -193,6 +214,9 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
       deferred: s.deferred,
       scheduled: s.scheduled,
       dead_lettered: s.deadLettered,
+      completed: s.completed,
+      cancelled: s.cancelled,
+      backing_off: s.backingOff,
       total: s.total,
       oldest_message_age_ms: s.oldestMessageAgeMs,
     };

@@ -16,9 +16,13 @@ import { MAX_REQUEST_BYTES } from "../options.js";
 import { errorJson, json, note } from "../respond.js";
 import { adminHandlers } from "./admin-handlers.js";
 import type { Handler, Handlers, RpcContext } from "./context.js";
+import { jobHandlers } from "./job-handlers.js";
 import { queueHandlers } from "./queue-handlers.js";
 
-const handlers: Handlers = { ...queueHandlers, ...adminHandlers };
+const handlers: Handlers = { ...queueHandlers, ...adminHandlers, ...jobHandlers };
+
+/** Long-polls: they end early when the client goes away or a graceful stop begins. */
+const LONG_POLLS: ReadonlySet<RouteName> = new Set(["receive", "receiveAny", "awaitSettled"]);
 
 /** Times the route (only registered RPCs get a histogram series) and names it in the access log. */
 function observe(metrics: ServerMetrics, rpc: string): MiddlewareHandler<ServerEnv> {
@@ -63,7 +67,7 @@ function eitherSignal(a: AbortSignal, b: AbortSignal): { signal: AbortSignal; re
 function endpoint(name: RouteName, state: ServerState, metrics: ServerMetrics): MiddlewareHandler<ServerEnv> {
   const route = ROUTES[name] as RpcRoute;
   const handle = handlers[name] as Handler<RouteName>;
-  const wantsSignal = name === "receive";
+  const wantsSignal = LONG_POLLS.has(name);
   return async (c) => {
     try {
       // ListQueues, ListSubscriptions and Status never read the body, as the original.
