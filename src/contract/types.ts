@@ -311,4 +311,6 @@ export interface BrokerStatus {
   subscriptions: number;
   uptimeMs: number;
   auth: boolean;
+  /** The durability setting: SQLite's `synchronous` (off, normal, full, extra). Absent when unknown. */
+  synchronous?: string;
 }

@@ -111,10 +111,15 @@ const MAX_RENEW_BATCH = 512;
 const SETTLED_RECHECK_MS = 1000;
 
 /** The outcome of sending one batch: a seq per message, 0 for none. */
+/** `PRAGMA synchronous` values by number. */
+const SYNC_NAMES = ["off", "normal", "full", "extra"];
+
 interface SendOutcome {
   seqs: number[];
   activated: Set<string>;
   scheduledFor: number[];
+  /** Messages stored per queue (for the sent counters). */
+  stored: Map<string, number>;
 }
 
 /**
@@ -142,6 +147,7 @@ export class SqliteBroker implements Broker {
   private lastDataVersion = 0;
   private closing: Promise<void> | undefined;
   private readonly completedCounts = new Map<string, number>();
+  private readonly sentCounts = new Map<string, number>();
   private readonly statsRows;
   private readonly peekRows;
   private readonly backingOffRows;
@@ -326,6 +332,15 @@ export class SqliteBroker implements Broker {
     return this.completedCounts.get(queue) ?? 0;
   }
 
+  /** Messages stored into the queue by this process's sends since it opened (for the console's rates). */
+  sentCount(queue: string): number {
+    return this.sentCounts.get(queue) ?? 0;
+  }
+
+  private countSent(out: SendOutcome): void {
+    for (const [queue, n] of out.stored) this.sentCounts.set(queue, (this.sentCounts.get(queue) ?? 0) + n);
+  }
+
   private countCompleted(ctx: WriteContext, queue: string, n: number): void {
     if (n > 0)
       ctx.afterCommit(() => this.completedCounts.set(queue, (this.completedCounts.get(queue) ?? 0) + n));
@@ -356,6 +371,7 @@ export class SqliteBroker implements Broker {
       ctx.afterCommit(() => {
         for (const q of out.activated) this.waiters.notify(q);
         for (const at of out.scheduledFor) this.loops.armScheduler(at);
+        this.countSent(out);
       });
       return out.seqs;
     });
@@ -384,7 +400,7 @@ export class SqliteBroker implements Broker {
     const visibleAt = scheduledAt > 0 ? scheduledAt : now;
     const targets = this.subscriptions.targets(name);
     const single = messages.length === 1;
-    const out: SendOutcome = { seqs: [], activated: new Set(), scheduledFor: [] };
+    const out: SendOutcome = { seqs: [], activated: new Set(), scheduledFor: [], stored: new Map() };
     const timing = { now, visibleAt, ttlMs };
     if (!targets && !this.queues.get(name)) throw new NotFoundError("mqlite: queue not found");
     for (const m of messages) {
@@ -406,6 +422,7 @@ export class SqliteBroker implements Broker {
         }
         slot = r.seq;
         if (r.kind === "inserted") {
+          out.stored.set(qName, (out.stored.get(qName) ?? 0) + 1);
           if (r.state === "active") out.activated.add(qName);
           else out.scheduledFor.push(r.visibleAt);
         }
@@ -458,6 +475,7 @@ export class SqliteBroker implements Broker {
           ctx.afterCommit(() => {
             for (const q of out.activated) this.waiters.notify(q);
             for (const at of out.scheduledFor) this.loops.armScheduler(at);
+            this.countSent(out);
           });
           return out.seqs;
         },
@@ -914,6 +932,7 @@ export class SqliteBroker implements Broker {
         subscriptions: this.subscriptions.count(),
         uptimeMs: this.clock.now() - this.openedAt,
         auth: false,
+        synchronous: SYNC_NAMES[this.db.pragma("synchronous", { simple: true }) as number] ?? "unknown",
       };
     });
   }

@@ -7,6 +7,7 @@ import { bearerAuth } from "./auth.js";
 import { corsMiddleware, resolveCors } from "./cors.js";
 import { discoveryCard } from "./discovery.js";
 import type { ServerEnv, ServerState } from "./env.js";
+import { registerEvents } from "./events.js";
 import { registerMcpRoute } from "./mcp-route.js";
 import { ServerMetrics } from "./metrics.js";
 import type { ServerOptions } from "./options.js";
@@ -51,6 +52,7 @@ export function createServerApp(
   if (state.auth) app.use("*", bearerAuth(tokens));
 
   registerRpcs(app, state, metrics);
+  registerEvents(app, state);
   app.all("/", (c) => json(c, 200, discoveryCard(state.version, state.auth, !!options.ui)));
   app.all("/healthz", (c) => c.text("ok"));
   app.all("/metrics", async (c) => {

@@ -282,6 +282,7 @@ describe("RPC routes (raw HTTP)", () => {
       "subscriptions",
       "uptime_ms",
       "auth",
+      "sync",
     ]);
     assert.equal(st.backend, "memory");
     assert.equal(st.auth, true);

@@ -1,0 +1,250 @@
+import type { Hono } from "hono";
+import { streamSSE } from "hono/streaming";
+import type { Broker } from "../contract/broker.js";
+import type { ServerEnv, ServerState } from "./env.js";
+
+/** One queue in a console snapshot: counts by state plus this process's cumulative counters. */
+export interface QueueSnapshot {
+  name: string;
+  kind: string;
+  paused?: boolean;
+  active: number;
+  locked: number;
+  deferred: number;
+  scheduled: number;
+  dead_lettered: number;
+  completed: number;
+  cancelled: number;
+  backing_off: number;
+  total: number;
+  oldest_message_age_ms: number;
+  /** Messages stored into the queue since the broker opened (absent when the broker does not count). */
+  sent_total?: number;
+  /** Messages completed in the queue since the broker opened (absent when the broker does not count). */
+  completed_total?: number;
+}
+
+/** One subscription in a console snapshot. */
+export interface SubscriptionSnapshot {
+  topic: string;
+  name: string;
+  kind: string;
+  paused: boolean;
+  expr?: string;
+}
+
+/** The totals of a snapshot, also kept as the stream's recent history. */
+export interface SnapshotTotals {
+  at_ms: number;
+  sent_total: number;
+  completed_total: number;
+  /** Waiting or in flight: active + locked + deferred + scheduled, over every queue. */
+  backlog: number;
+  dead_lettered: number;
+}
+
+/** What `GET /ui-api/events` pushes every second as `event: snapshot`. */
+export interface ConsoleSnapshot {
+  at_ms: number;
+  uptime_ms: number;
+  db_size_bytes: number;
+  /** Whether the broker counts sends and completions (the rates are meaningful). */
+  counters: boolean;
+  queues: QueueSnapshot[];
+  subscriptions: SubscriptionSnapshot[];
+  totals: SnapshotTotals;
+}
+
+/** The path of the console's live feed. */
+export const EVENTS_PATH = "/ui-api/events";
+/** Snapshots are taken this often while someone listens. */
+export const SNAPSHOT_INTERVAL_MS = 1000;
+/** Totals kept for a page that connects later (5 minutes at one a second). */
+const HISTORY = 300;
+
+interface Counting {
+  sentCount?(queue: string): number;
+  completedCount?(queue: string): number;
+}
+
+/** Builds one snapshot: a listing, one stats read per queue, the subscriptions and the status. */
+export async function takeSnapshot(broker: Broker, now: () => number = Date.now): Promise<ConsoleSnapshot> {
+  const counting = broker as Broker & Counting;
+  const counters = typeof counting.sentCount === "function" && typeof counting.completedCount === "function";
+  const [infos, subs, status] = await Promise.all([
+    broker.listQueues(),
+    broker.listSubscriptions(),
+    broker.status(),
+  ]);
+  const queues: QueueSnapshot[] = [];
+  const totals: SnapshotTotals = {
+    at_ms: now(),
+    sent_total: 0,
+    completed_total: 0,
+    backlog: 0,
+    dead_lettered: 0,
+  };
+  for (const q of infos) {
+    let s: Awaited<ReturnType<Broker["stats"]>>;
+    try {
+      s = await broker.stats(q.name);
+    } catch {
+      continue; // deleted since the listing
+    }
+    const row: QueueSnapshot = {
+      name: q.name,
+      kind: q.kind,
+      ...(q.paused && { paused: true }),
+      active: s.active,
+      locked: s.locked,
+      deferred: s.deferred,
+      scheduled: s.scheduled,
+      dead_lettered: s.deadLettered,
+      completed: s.completed,
+      cancelled: s.cancelled,
+      backing_off: s.backingOff,
+      total: s.total,
+      oldest_message_age_ms: s.oldestMessageAgeMs,
+    };
+    if (counters) {
+      row.sent_total = counting.sentCount!(q.name);
+      row.completed_total = counting.completedCount!(q.name);
+      totals.sent_total += row.sent_total;
+      totals.completed_total += row.completed_total;
+    }
+    totals.backlog += s.active + s.locked + s.deferred + s.scheduled;
+    totals.dead_lettered += s.deadLettered;
+    queues.push(row);
+  }
+  return {
+    at_ms: totals.at_ms,
+    uptime_ms: status.uptimeMs,
+    db_size_bytes: status.dbSizeBytes,
+    counters,
+    queues,
+    subscriptions: subs.map((s) => ({
+      topic: s.topic,
+      name: s.name,
+      kind: s.kind,
+      paused: s.paused,
+      ...(s.filter && { expr: s.filter }),
+    })),
+    totals,
+  };
+}
+
+type Listener = (snapshot: ConsoleSnapshot) => void;
+
+/**
+ * Takes one snapshot a second while at least one page listens, and shares it with every listener
+ * (so ten open consoles cost one set of reads). Keeps the recent totals for pages that connect later.
+ */
+export class SnapshotHub {
+  private readonly listeners = new Set<Listener>();
+  private readonly history: SnapshotTotals[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private busy = false;
+  private last: ConsoleSnapshot | undefined;
+
+  constructor(
+    private readonly broker: Broker,
+    private readonly onError: (err: unknown) => void = () => {},
+    private readonly intervalMs = SNAPSHOT_INTERVAL_MS,
+  ) {}
+
+  /** The recent totals, oldest first. */
+  recent(): SnapshotTotals[] {
+    return this.history.slice();
+  }
+
+  /** The latest snapshot, if one was taken. */
+  latest(): ConsoleSnapshot | undefined {
+    return this.last;
+  }
+
+  /** Adds a listener (starting the ticker) and returns its removal (stopping it after the last). */
+  listen(listener: Listener): () => void {
+    this.listeners.add(listener);
+    if (!this.timer) {
+      this.timer = setInterval(() => void this.tick(), this.intervalMs);
+      this.timer.unref();
+      void this.tick();
+    }
+    return () => {
+      this.listeners.delete(listener);
+      if (this.listeners.size === 0 && this.timer) {
+        clearInterval(this.timer);
+        this.timer = undefined;
+      }
+    };
+  }
+
+  private async tick(): Promise<void> {
+    if (this.busy) return; // a slow read: skip this second rather than pile up
+    this.busy = true;
+    try {
+      const snapshot = await takeSnapshot(this.broker);
+      this.last = snapshot;
+      this.history.push(snapshot.totals);
+      if (this.history.length > HISTORY) this.history.splice(0, this.history.length - HISTORY);
+      for (const listener of this.listeners) listener(snapshot);
+    } catch (err) {
+      this.onError(err);
+    } finally {
+      this.busy = false;
+    }
+  }
+}
+
+/**
+ * `GET /ui-api/events`: the console's live feed as server-sent events. Not an open path, so it
+ * needs the Bearer token like every RPC (the page reads it with `fetch`, which can send the
+ * header, not with `EventSource`, which cannot). It sends `event: history` (the recent totals)
+ * once, then `event: snapshot` every second, and a comment every 15 s through quiet stretches. The
+ * stream ends when the client goes away or the server begins a graceful stop.
+ */
+export function registerEvents(app: Hono<ServerEnv>, state: ServerState): SnapshotHub {
+  const hub = new SnapshotHub(state.broker, (err) =>
+    state.logger.warn({ err: String(err) }, "console snapshot failed"),
+  );
+  app.get(EVENTS_PATH, (c) => {
+    c.header("X-Accel-Buffering", "no");
+    return streamSSE(c, async (stream) => {
+      let pending = Promise.resolve();
+      let writing = false;
+      const send = (event: string, data: unknown) => {
+        if (writing) return; // the client is slow: drop this one, the next is a full snapshot again
+        writing = true;
+        pending = stream
+          .writeSSE({ event, data: JSON.stringify(data) })
+          .catch(() => {})
+          .finally(() => {
+            writing = false;
+          });
+      };
+      await stream.writeSSE({ event: "history", data: JSON.stringify(hub.recent()), retry: 2000 });
+      const latest = hub.latest();
+      if (latest) send("snapshot", latest);
+      const stop = hub.listen((s) => send("snapshot", s));
+      const keepAlive = setInterval(() => void stream.write(": keep-alive\n\n").catch(() => {}), 15_000);
+      let end = () => {};
+      const ended = new Promise<void>((resolve) => {
+        end = resolve;
+      });
+      state.stopping.addEventListener("abort", end);
+      c.req.raw.signal.addEventListener("abort", end);
+      stream.onAbort(end);
+      if (state.stopping.aborted || c.req.raw.signal.aborted) end();
+      try {
+        await ended;
+      } finally {
+        state.stopping.removeEventListener("abort", end);
+        c.req.raw.signal.removeEventListener("abort", end);
+        stop();
+        clearInterval(keepAlive);
+        await pending;
+      }
+    });
+  });
+  return hub;
+}
