@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { CanceledError, ClosedError, InvalidArgumentError } from "../contract/errors.js";
 import {
   errorFromWire,
@@ -48,6 +49,8 @@ export class Transport {
     this.headers = { "Content-Type": "application/json" };
     if (options.token) this.headers.Authorization = `Bearer ${options.token}`;
     this.fetch = options.fetch ?? globalThis.fetch;
+    // Every parked long-poll listens to it: many at once is normal, not a leak.
+    setMaxListeners(0, this.closing.signal);
   }
 
   /** Calls one RPC. `signal` aborts the HTTP request (the caller decides what an abort means). */

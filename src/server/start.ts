@@ -1,4 +1,5 @@
 import type { Server } from "node:http";
+import { setMaxListeners } from "node:events";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import { pino } from "pino";
@@ -37,6 +38,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const host = options.host ?? "127.0.0.1";
   const logger = options.logger ?? pino();
   const stopping = new AbortController();
+  // Every parked long-poll listens to it: many at once is normal, not a leak.
+  setMaxListeners(0, stopping.signal);
   const { app } = createServerApp(
     { ...options, logger, version: options.version ?? VERSION },
     stopping.signal,
