@@ -67,9 +67,9 @@ import { type PreparedMessage, prepareMessages } from "./outgoing.js";
 import { QueueRegistry } from "./queue-registry.js";
 import { MultiReceiver } from "./receive-any.js";
 import { type KeepOptions, type SettleEffect, Settler } from "./settle.js";
+import { awaitSettled } from "./settled-waits.js";
 import { Subscriptions, type Target } from "./subscriptions.js";
 import { clampCount, integer, nonNegative, nonNegativeDuration, requireName, seqNumber } from "./validate.js";
-import { waitAny } from "./wait-any.js";
 import { Waiters } from "./waiters.js";
 import { DEFAULT_WORKER_STALE_MS, Workers } from "./workers.js";
 
@@ -107,8 +107,6 @@ const MAX_WAIT_MS = 20_000;
 const MAX_PEEK = 1000;
 const DEFAULT_PEEK = 32;
 const MAX_RENEW_BATCH = 512;
-/** `awaitSettled` re-checks at least this often (in-process reaper and TTL settlements do not notify). */
-const SETTLED_RECHECK_MS = 1000;
 
 /** The outcome of sending one batch: a seq per message, 0 for none. */
 /** `PRAGMA synchronous` values by number. */
@@ -828,34 +826,25 @@ export class SqliteBroker implements Broker {
     return this.read(() => this.records.errors(seqNumber(seq)));
   }
 
-  async awaitSettled(
+  awaitSettled(
     seqNumbers: number[],
     options: { waitMs?: number; signal?: AbortSignal } = {},
   ): Promise<number[]> {
-    const seqs = seqNumbers.map(seqNumber);
-    const wait = Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS);
-    const deadline = this.clock.now() + wait;
-    for (;;) {
-      const waiter = waitAny(
-        this.settledWaiters,
-        seqs.map(String),
-        Math.min(deadline, this.clock.now() + SETTLED_RECHECK_MS),
-        this.clock.now(),
-        options.signal,
-      );
-      let settled: number[];
-      try {
-        settled = await this.read(() => this.records.settled(seqs));
-      } catch (err) {
-        waiter.cancel();
-        throw err;
-      }
-      if (settled.length > 0 || this.clock.now() >= deadline || options.signal?.aborted) {
-        waiter.cancel();
-        return settled;
-      }
-      await waiter.woken;
+    let seqs: number[];
+    try {
+      seqs = seqNumbers.map(seqNumber);
+    } catch (err) {
+      return Promise.reject(err);
     }
+    const wait = Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS);
+    return awaitSettled(
+      this.clock,
+      this.settledWaiters,
+      () => this.read(() => this.records.settled(seqs)),
+      seqs,
+      wait,
+      options.signal,
+    );
   }
 
   deleteSettled(queue: string, options: DeleteSettledOptions = {}): Promise<number> {
