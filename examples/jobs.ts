@@ -27,7 +27,10 @@ try {
   await queue.result(charge);
 } catch (err) {
   if (!(err instanceof JobFailedError)) throw err;
-  console.log("dead:", (await queue.deadLetters()).map((d) => d.id));
+  console.log(
+    "dead:",
+    (await queue.deadLetters()).map((d) => d.id),
+  );
   console.log("attempts:", (await queue.getJobErrors(charge)).length);
 }
 
