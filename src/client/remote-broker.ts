@@ -1,17 +1,5 @@
 import type { Broker } from "../contract/broker.js";
-import { ClosedError, InvalidArgumentError, MqliteError } from "../contract/errors.js";
-import type {
-  AttemptError,
-  BrowseOptions,
-  CancelMessageOptions,
-  CancelOutcome,
-  DeleteSettledOptions,
-  HeartbeatResult,
-  MessageRecord,
-  ReceiveAnyOptions,
-  WorkerInfo,
-  WorkerRecord,
-} from "../contract/job-service.js";
+import { InvalidArgumentError } from "../contract/errors.js";
 import type {
   AbandonOptions,
   BrokerStatus,
@@ -37,53 +25,20 @@ import type {
   TestFilterResult,
 } from "../contract/types.js";
 import {
-  attemptErrorFromWire,
-  encodeBase64,
   messageFromWire,
   outgoingToWire,
   queueConfigToWire,
   queueInfoFromWire,
-  type RequestInputOf,
-  type ResponseOf,
-  type RouteName,
-  recordFromWire,
   sampleToWire,
-  workerInfoToWire,
-  workerRecordFromWire,
 } from "../wire/index.js";
-import { anySignal } from "./signals.js";
-import { type ConnectOptions, Transport } from "./transport.js";
-
-/** A whole number for an int field (the engine truncates the same way); NaN and absent are 0. */
-const whole = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? 0 : Math.trunc(n));
-
-/** Refuses a negative duration, as the embedded engine does (the wire itself would ignore it). */
-function notNegative(value: number | undefined, field: string): number | undefined {
-  if (value !== undefined && value < 0)
-    throw new InvalidArgumentError(`mqlite: ${field} must not be negative`);
-  return value;
-}
-
-const lockRefs = (items: LockRef[]) =>
-  items.map((i) => ({ seq_number: i.seqNumber, lock_token: i.lockToken }));
-
-/** What Complete keeps (our extension), on the wire. */
-const keep = (o: CompleteOptions | undefined) => ({
-  ...(o?.retainMs !== undefined && { retain_ms: o.retainMs }),
-  ...(o?.result !== undefined && { result: encodeBase64(o.result) }),
-});
+import { keep, lockRefs, notNegative, whole } from "./encode.js";
+import { RemoteJobService } from "./remote-jobs.js";
 
 /**
  * The `Broker` contract over HTTP: every call is one RPC of a served broker, with the same types,
  * the same named errors, and the same behaviour as the embedded engine.
  */
-export class RemoteBroker implements Broker {
-  private readonly http: Transport;
-
-  constructor(url: string, options: ConnectOptions = {}) {
-    this.http = new Transport(url, options);
-  }
-
+export class RemoteBroker extends RemoteJobService implements Broker {
   // --- queues -------------------------------------------------------------------------------------
 
   async createQueue(name: string, config?: QueueConfig): Promise<void> {
@@ -166,28 +121,6 @@ export class RemoteBroker implements Broker {
       options.signal,
     );
     return res ? res.messages.map(messageFromWire) : [];
-  }
-
-  /**
-   * A long-poll RPC. It ends early with `undefined` (nothing) when the caller's signal aborts, and
-   * with `ClosedError` when this client closes, as the embedded engine's long-polls do.
-   */
-  private async longPoll<K extends RouteName>(
-    name: K,
-    body: RequestInputOf<K>,
-    callerSignal: AbortSignal | undefined,
-  ): Promise<ResponseOf<K> | undefined> {
-    const closing = this.http.closing.signal;
-    const linked = anySignal(callerSignal ? [callerSignal, closing] : [closing]);
-    try {
-      return await this.http.call(name, body, linked.signal);
-    } catch (err) {
-      if (!linked.signal.aborted || err instanceof MqliteError) throw err;
-      if (closing.aborted) throw new ClosedError();
-      return undefined;
-    } finally {
-      linked.release();
-    }
   }
 
   async receiveDeferred(queue: string, seqNumbers: number[]): Promise<Message[]> {
@@ -342,126 +275,6 @@ export class RemoteBroker implements Broker {
     });
     return { valid: r.valid, ...(r.error && { error: r.error }), ran: r.ran, matched: r.matched };
   }
-
-  // --- the job face's capabilities (JobService) ------------------------------------------------------
-
-  async pauseQueue(name: string): Promise<void> {
-    await this.http.call("pauseQueue", { name });
-  }
-
-  async resumeQueue(name: string): Promise<void> {
-    await this.http.call("resumeQueue", { name });
-  }
-
-  async receiveAny(queues: string[], options: ReceiveAnyOptions = {}): Promise<Message[]> {
-    if (!Array.isArray(queues)) throw new InvalidArgumentError("mqlite: queues must be a list");
-    const res = await this.longPoll(
-      "receiveAny",
-      {
-        queues,
-        max_messages: whole(options.maxMessages),
-        wait_time_ms: whole(options.waitMs),
-        ...(options.gates && {
-          gates: options.gates.map((g) => ({
-            subject: g.subject,
-            ...(g.maxLocked !== undefined && { max_locked: g.maxLocked }),
-            ...(g.rate && { rate: { limit: g.rate.limit, interval_ms: g.rate.intervalMs } }),
-          })),
-        }),
-      },
-      options.signal,
-    );
-    return res ? res.messages.map(messageFromWire) : [];
-  }
-
-  async cancelMessage(
-    queue: string,
-    seqNumber: number,
-    options: CancelMessageOptions = {},
-  ): Promise<CancelOutcome> {
-    const res = await this.http.call("cancelMessage", {
-      queue,
-      seq_number: seqNumber,
-      ...(options.lockToken && { lock_token: options.lockToken }),
-      ...(options.retainMs !== undefined && { retain_ms: options.retainMs }),
-    });
-    return res.outcome;
-  }
-
-  async setProgress(queue: string, seqNumber: number, lockToken: string, progress: number): Promise<void> {
-    await this.http.call("setProgress", { queue, seq_number: seqNumber, lock_token: lockToken, progress });
-  }
-
-  async getMessages(seqNumbers: number[]): Promise<MessageRecord[]> {
-    return (await this.http.call("getMessages", { seq_numbers: seqNumbers })).messages.map(recordFromWire);
-  }
-
-  async browse(options: BrowseOptions = {}): Promise<MessageRecord[]> {
-    const res = await this.http.call("browse", {
-      ...(options.queues && { queues: options.queues }),
-      ...(options.states && { states: options.states }),
-      ...(options.backingOff !== undefined && { backing_off: options.backingOff }),
-      ...(options.subject !== undefined && { subject: options.subject }),
-      ...(options.settledBefore !== undefined && { settled_before_ms: options.settledBefore }),
-      ...(options.limit !== undefined && { limit: options.limit }),
-      ...(options.offset !== undefined && { offset: options.offset }),
-      ...(options.order && { order: options.order }),
-    });
-    return res.messages.map(recordFromWire);
-  }
-
-  async messageErrors(seqNumber: number): Promise<AttemptError[]> {
-    return (await this.http.call("messageErrors", { seq_number: seqNumber })).errors.map(
-      attemptErrorFromWire,
-    );
-  }
-
-  async awaitSettled(
-    seqNumbers: number[],
-    options: { waitMs?: number; signal?: AbortSignal } = {},
-  ): Promise<number[]> {
-    const res = await this.longPoll(
-      "awaitSettled",
-      { seq_numbers: seqNumbers, wait_time_ms: whole(options.waitMs) },
-      options.signal,
-    );
-    return res ? res.seq_numbers : [];
-  }
-
-  async deleteSettled(queue: string, options: DeleteSettledOptions = {}): Promise<number> {
-    const res = await this.http.call("deleteSettled", {
-      queue,
-      ...(options.states && { states: options.states }),
-      ...(options.olderThanMs !== undefined && { older_than_ms: options.olderThanMs }),
-      ...(options.seqNumbers && { seq_numbers: options.seqNumbers }),
-    });
-    return res.deleted;
-  }
-
-  async heartbeat(worker: WorkerInfo, options: { staleAfterMs?: number } = {}): Promise<HeartbeatResult> {
-    const res = await this.http.call("heartbeat", {
-      worker: workerInfoToWire(worker),
-      ...(options.staleAfterMs !== undefined && { stale_after_ms: options.staleAfterMs }),
-    });
-    return { registered: res.registered, reaped: res.reaped.map(workerRecordFromWire) };
-  }
-
-  async listWorkers(): Promise<WorkerRecord[]> {
-    return (await this.http.call("listWorkers", undefined)).workers.map(workerRecordFromWire);
-  }
-
-  async removeWorker(workerId: string): Promise<boolean> {
-    return (await this.http.call("removeWorker", { worker_id: workerId })).removed;
-  }
-
-  async acquireLock(name: string, owner: string, ttlMs: number): Promise<boolean> {
-    return (await this.http.call("acquireLock", { name, owner, ttl_ms: ttlMs })).acquired;
-  }
-
-  async releaseLock(name: string, owner: string): Promise<boolean> {
-    return (await this.http.call("releaseLock", { name, owner })).released;
-  }
-
   // --- the broker ---------------------------------------------------------------------------------
 
   async status(): Promise<BrokerStatus> {
@@ -480,10 +293,5 @@ export class RemoteBroker implements Broker {
       auth: s.auth,
       ...(s.sync && { synchronous: s.sync }),
     };
-  }
-
-  /** Closes this client (not the server): refuses new calls, ends long-polls, waits for calls in flight. */
-  close(): Promise<void> {
-    return this.http.close();
   }
 }

@@ -1,0 +1,144 @@
+import { InvalidArgumentError } from "../contract/errors.js";
+import type {
+  AttemptError,
+  BrowseOptions,
+  CancelMessageOptions,
+  CancelOutcome,
+  DeleteSettledOptions,
+  HeartbeatResult,
+  JobService,
+  MessageRecord,
+  ReceiveAnyOptions,
+  WorkerInfo,
+  WorkerRecord,
+} from "../contract/job-service.js";
+import type { Message } from "../contract/types.js";
+import {
+  attemptErrorFromWire,
+  messageFromWire,
+  recordFromWire,
+  workerInfoToWire,
+  workerRecordFromWire,
+} from "../wire/index.js";
+import { whole } from "./encode.js";
+import { RemoteBase } from "./remote-base.js";
+
+/** The job face's engine capabilities over HTTP (`mqlite.v1.JobService/*`). */
+export abstract class RemoteJobService extends RemoteBase implements JobService {
+  async pauseQueue(name: string): Promise<void> {
+    await this.http.call("pauseQueue", { name });
+  }
+
+  async resumeQueue(name: string): Promise<void> {
+    await this.http.call("resumeQueue", { name });
+  }
+
+  async receiveAny(queues: string[], options: ReceiveAnyOptions = {}): Promise<Message[]> {
+    if (!Array.isArray(queues)) throw new InvalidArgumentError("mqlite: queues must be a list");
+    const res = await this.longPoll(
+      "receiveAny",
+      {
+        queues,
+        max_messages: whole(options.maxMessages),
+        wait_time_ms: whole(options.waitMs),
+        ...(options.gates && {
+          gates: options.gates.map((g) => ({
+            subject: g.subject,
+            ...(g.maxLocked !== undefined && { max_locked: g.maxLocked }),
+            ...(g.rate && { rate: { limit: g.rate.limit, interval_ms: g.rate.intervalMs } }),
+          })),
+        }),
+      },
+      options.signal,
+    );
+    return res ? res.messages.map(messageFromWire) : [];
+  }
+
+  async cancelMessage(
+    queue: string,
+    seqNumber: number,
+    options: CancelMessageOptions = {},
+  ): Promise<CancelOutcome> {
+    const res = await this.http.call("cancelMessage", {
+      queue,
+      seq_number: seqNumber,
+      ...(options.lockToken && { lock_token: options.lockToken }),
+      ...(options.retainMs !== undefined && { retain_ms: options.retainMs }),
+    });
+    return res.outcome;
+  }
+
+  async setProgress(queue: string, seqNumber: number, lockToken: string, progress: number): Promise<void> {
+    await this.http.call("setProgress", { queue, seq_number: seqNumber, lock_token: lockToken, progress });
+  }
+
+  async getMessages(seqNumbers: number[]): Promise<MessageRecord[]> {
+    return (await this.http.call("getMessages", { seq_numbers: seqNumbers })).messages.map(recordFromWire);
+  }
+
+  async browse(options: BrowseOptions = {}): Promise<MessageRecord[]> {
+    const res = await this.http.call("browse", {
+      ...(options.queues && { queues: options.queues }),
+      ...(options.states && { states: options.states }),
+      ...(options.backingOff !== undefined && { backing_off: options.backingOff }),
+      ...(options.subject !== undefined && { subject: options.subject }),
+      ...(options.settledBefore !== undefined && { settled_before_ms: options.settledBefore }),
+      ...(options.limit !== undefined && { limit: options.limit }),
+      ...(options.offset !== undefined && { offset: options.offset }),
+      ...(options.order && { order: options.order }),
+    });
+    return res.messages.map(recordFromWire);
+  }
+
+  async messageErrors(seqNumber: number): Promise<AttemptError[]> {
+    return (await this.http.call("messageErrors", { seq_number: seqNumber })).errors.map(
+      attemptErrorFromWire,
+    );
+  }
+
+  async awaitSettled(
+    seqNumbers: number[],
+    options: { waitMs?: number; signal?: AbortSignal } = {},
+  ): Promise<number[]> {
+    const res = await this.longPoll(
+      "awaitSettled",
+      { seq_numbers: seqNumbers, wait_time_ms: whole(options.waitMs) },
+      options.signal,
+    );
+    return res ? res.seq_numbers : [];
+  }
+
+  async deleteSettled(queue: string, options: DeleteSettledOptions = {}): Promise<number> {
+    const res = await this.http.call("deleteSettled", {
+      queue,
+      ...(options.states && { states: options.states }),
+      ...(options.olderThanMs !== undefined && { older_than_ms: options.olderThanMs }),
+      ...(options.seqNumbers && { seq_numbers: options.seqNumbers }),
+    });
+    return res.deleted;
+  }
+
+  async heartbeat(worker: WorkerInfo, options: { staleAfterMs?: number } = {}): Promise<HeartbeatResult> {
+    const res = await this.http.call("heartbeat", {
+      worker: workerInfoToWire(worker),
+      ...(options.staleAfterMs !== undefined && { stale_after_ms: options.staleAfterMs }),
+    });
+    return { registered: res.registered, reaped: res.reaped.map(workerRecordFromWire) };
+  }
+
+  async listWorkers(): Promise<WorkerRecord[]> {
+    return (await this.http.call("listWorkers", undefined)).workers.map(workerRecordFromWire);
+  }
+
+  async removeWorker(workerId: string): Promise<boolean> {
+    return (await this.http.call("removeWorker", { worker_id: workerId })).removed;
+  }
+
+  async acquireLock(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    return (await this.http.call("acquireLock", { name, owner, ttl_ms: ttlMs })).acquired;
+  }
+
+  async releaseLock(name: string, owner: string): Promise<boolean> {
+    return (await this.http.call("releaseLock", { name, owner })).released;
+  }
+}
