@@ -5,7 +5,7 @@ import type { Message } from "../../contract/types.js";
 import { CommandError, UsageError } from "../errors.js";
 import { addBrokerOptions, type BrokerFlags, duration, integer } from "../options.js";
 import { messagesJson, messagesTable } from "../output/messages.js";
-import { printJson, printText, requireWritableStdout } from "../output/write.js";
+import { printJson, printText, requireDeliveringStdout } from "../output/write.js";
 import { withBroker } from "../run.js";
 
 interface ReceiveFlags extends BrokerFlags {
@@ -65,8 +65,9 @@ Examples:
     );
   addBrokerOptions(cmd).action(async (queue: string, flags: ReceiveFlags) => {
     if (flags.delete && !flags.ack) throw new UsageError("--delete and --no-ack exclude each other");
-    // Refuse before taking anything: printing is how the messages are delivered.
-    requireWritableStdout();
+    // Refuse before taking anything: printing is how the messages are delivered (with --no-ack
+    // only the tokens would be lost, and the locks lapse).
+    if (flags.ack || flags.delete) requireDeliveringStdout();
     await withBroker(flags, async (broker) => {
       const messages = await broker.receive(queue, {
         maxMessages: flags.max,

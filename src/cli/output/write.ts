@@ -1,4 +1,4 @@
-import { fstatSync } from "node:fs";
+import { fstatSync, statSync } from "node:fs";
 import { CommandError } from "../errors.js";
 
 let guarded = false;
@@ -13,16 +13,33 @@ function guard(): void {
   process.stdout.on("error", () => {});
 }
 
-/** Fails before anything is taken from the broker when stdout is closed (`>&-`): the output would be lost. */
-export function requireWritableStdout(): void {
+/** True when fd 1 is the null device (a closed stdout is reopened there by Node at startup). */
+function stdoutIsNull(): boolean {
+  const out = fstatSync(1);
+  if (!out.isCharacterDevice()) return false;
   try {
-    fstatSync(1);
-  } catch (err) {
+    return out.rdev === statSync("/dev/null").rdev;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Fails before anything is taken from the broker when stdout cannot deliver: closed (`>&-`, which
+ * Node turns into /dev/null) or the null device, where messages completed on printing would be
+ * lost unread.
+ */
+export function requireDeliveringStdout(): void {
+  let nowhere = true; // fd 1 that cannot even be inspected cannot be written either
+  try {
+    nowhere = stdoutIsNull();
+  } catch {}
+  if (nowhere)
     throw new CommandError(
       "stdout_failed",
-      `stdout cannot be written (${(err as NodeJS.ErrnoException).code}): nothing was received`,
+      "stdout is closed or /dev/null: the messages would be lost, so nothing was received " +
+        "(redirect to a file, or use --no-ack)",
     );
-  }
 }
 
 /** Writes to stdout and resolves once the text has been handed to the OS (rejects if it could not be). */
