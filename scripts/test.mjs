@@ -3,8 +3,31 @@
 // Usage: node scripts/test.mjs [substring filter...]
 // Node 20's --test does not expand globs, so the files are collected here.
 import { spawnSync } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
+
+/**
+ * The console's end-to-end tests drive Debian's Chromium. When one of them is selected and
+ * /usr/bin/chromium is missing, install it (non-interactive apt-get, as root), and stop loudly if
+ * that fails.
+ */
+function ensureChromium(selected) {
+  const CHROMIUM = "/usr/bin/chromium";
+  if (!selected.some((f) => f.startsWith(join("test", "console"))) || existsSync(CHROMIUM)) return;
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  const apt = (args) => {
+    console.log(`console tests: ${CHROMIUM} is missing; running: apt-get ${args.join(" ")}`);
+    return spawnSync("apt-get", args, { stdio: "inherit", env }).status === 0;
+  };
+  const install = ["install", "-y", "chromium"];
+  const ok = apt(install) || (apt(["update"]) && apt(install));
+  if (!ok || !existsSync(CHROMIUM)) {
+    console.error(
+      `console tests: could not install Chromium (apt-get install -y chromium failed); ${CHROMIUM} is required`,
+    );
+    process.exit(1);
+  }
+}
 
 function collect(dir) {
   const out = [];
@@ -24,6 +47,7 @@ if (files.length === 0) {
   console.error("no test files matched");
   process.exit(1);
 }
+ensureChromium(files);
 const concurrency = process.env.TEST_CONCURRENCY ?? "2";
 const result = spawnSync(
   process.execPath,

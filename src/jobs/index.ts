@@ -5,6 +5,7 @@
  */
 export type { RetryBackoff } from "./backoff.js";
 export { currentJob, type JobContext } from "./context.js";
+export type { Dashboard, DashboardOptions } from "./dashboard.js";
 export {
   JobCancelledError,
   JobError,

@@ -2,6 +2,7 @@ import type { Broker } from "../contract/broker.js";
 import { type Logger, stderrLogger } from "../engine/logger.js";
 import { acquireBroker } from "./broker-pool.js";
 import type { QueueCore, RegisteredTask } from "./core.js";
+import { type Dashboard, type DashboardOptions, startDashboard } from "./dashboard.js";
 import { Enqueuer } from "./enqueuer.js";
 import { QueueError } from "./errors.js";
 import { QueueEventBus } from "./events.js";
@@ -113,6 +114,11 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
   /** The broker the queue runs on. */
   broker(): Promise<Broker> {
     return this.core.broker();
+  }
+
+  /** Serves the web console over this queue's broker: `const { url, close } = await queue.dashboard({ port })`. */
+  async dashboard(options?: DashboardOptions): Promise<Dashboard> {
+    return startDashboard(await this.core.broker(), options);
   }
 
   // --- tasks, middleware, events ------------------------------------------------------------------

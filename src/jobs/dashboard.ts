@@ -1,0 +1,47 @@
+import type { Broker } from "../contract/broker.js";
+import { type Logger, silentLogger } from "../engine/logger.js";
+
+/** Options of `queue.dashboard()`. */
+export interface DashboardOptions {
+  /** Default 6754; 0 picks a free port. */
+  port?: number;
+  /** Default `127.0.0.1` (this machine only); `""` listens on every interface. */
+  host?: string;
+  /** Bearer tokens the console (and the API beside it) will ask for. Default: none (auth off). */
+  tokens?: string[];
+  /** `Access-Control-Allow-Origin`, as `startServer`'s `cors`. */
+  cors?: string | false;
+  /** The access log. Default: silent. */
+  logger?: Logger;
+}
+
+/** A running console: open `url` in a browser. */
+export interface Dashboard {
+  /** The console's address, e.g. `http://127.0.0.1:6754/ui/`. */
+  readonly url: string;
+  /** The served broker's base URL (for `connect(apiUrl)` or the CLI's `--url`). */
+  readonly apiUrl: string;
+  /** Stops serving (the queue and its broker stay open). */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the web console over a broker: a served broker (the whole HTTP API, `/ui` on) that does
+ * not close the broker when it stops. The server is loaded on first use, so the job face does not
+ * load HTTP code unless asked to.
+ */
+export async function startDashboard(broker: Broker, options: DashboardOptions = {}): Promise<Dashboard> {
+  const { defaultConsoleDir, startServer } = await import("../server/index.js");
+  const server = await startServer({
+    broker,
+    port: options.port ?? 6754,
+    host: options.host ?? "127.0.0.1",
+    tokens: options.tokens ?? [],
+    ...(options.cors !== undefined && { cors: options.cors }),
+    ui: { dir: defaultConsoleDir() },
+    logger: options.logger ?? silentLogger,
+    closeBroker: false,
+    graceMs: 2000,
+  });
+  return { url: `${server.url}/ui/`, apiUrl: server.url, close: () => server.close() };
+}
