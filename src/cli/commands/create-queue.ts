@@ -33,6 +33,7 @@ function config(f: CreateQueueFlags): QueueConfig {
 export function registerCreateQueue(program: Command): void {
   const cmd = program
     .command("create-queue")
+    .summary("create a queue or replace its config")
     .description(
       "create a queue, or replace an existing queue's whole config (omitted flags revert to defaults)",
     )

@@ -6,6 +6,7 @@ import { emit, withBroker } from "../run.js";
 export function registerDeleteQueue(program: Command): void {
   const cmd = program
     .command("delete-queue")
+    .summary("delete a queue and its messages")
     .description(
       "delete a plain queue and every message in it (a subscription's queue goes with unsubscribe)",
     )

@@ -8,6 +8,7 @@ import { emit, withBroker } from "../run.js";
 export function registerListSubscriptions(program: Command): void {
   const cmd = program
     .command("list-subscriptions")
+    .summary("list subscriptions with their filters")
     .description("list every subscription by topic, with its filter");
   addBrokerOptions(cmd).action(async (flags: BrokerFlags) => {
     const subs = await withBroker(flags, (broker) => broker.listSubscriptions());

@@ -32,6 +32,7 @@ function queuesTable(queues: QueueInfo[]): string {
 export function registerList(program: Command): void {
   const cmd = program
     .command("list")
+    .summary("list queues with their config")
     .description("list every queue (subscription backing queues included) with its config");
   addBrokerOptions(cmd).action(async (flags: BrokerFlags) => {
     const queues = await withBroker(flags, (broker) => broker.listQueues());

@@ -25,6 +25,7 @@ export function statsLine(s: QueueStats): string {
 export function registerMetrics(program: Command): void {
   const cmd = program
     .command("metrics")
+    .summary("count a queue's messages by state")
     .description("count a queue's messages by state, with the age of the oldest waiting one")
     .argument("<queue>", "queue");
   addBrokerOptions(cmd).action(async (queue: string, flags: BrokerFlags) => {

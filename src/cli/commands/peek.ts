@@ -17,6 +17,7 @@ const PREVIEW = 60;
 export function registerPeek(program: Command): void {
   const cmd = program
     .command("peek")
+    .summary("show messages without locking them")
     .description("show messages without locking them, in sequence order (page on with --from)")
     .argument("<queue>", "queue")
     .addOption(

@@ -24,6 +24,7 @@ function bounds(f: PurgeFlags): { max: number; olderThanMs: number } {
 export function registerPurgeDlq(program: Command): void {
   const cmd = program
     .command("purge-dlq")
+    .summary("delete dead letters for good")
     .description("delete dead letters for good, oldest first (bounded, or --all)")
     .argument("<queue>", "queue whose dead letters go")
     .option("--max <n>", "at most this many, oldest first", integer(1))

@@ -11,6 +11,7 @@ interface ReceiveDeferredFlags extends BrokerFlags {
 export function registerReceiveDeferred(program: Command): void {
   const cmd = program
     .command("receive-deferred")
+    .summary("take deferred messages by sequence number")
     .description("take deferred messages by sequence number; they come back locked, with their lock tokens")
     .argument("<queue>", "queue")
     .requiredOption("--seq <seqs>", "sequence numbers, comma-separated (repeatable)", seqList)

@@ -45,6 +45,7 @@ async function release(broker: Broker, queue: string, messages: Message[]): Prom
 export function registerReceive(program: Command): void {
   const cmd = program
     .command("receive")
+    .summary("receive messages, print them, complete them")
     .description("receive messages and print them; they are completed once printed (see --no-ack, --delete)")
     .argument("<queue>", "queue (or subscription)")
     .option("--max <n>", "at most this many messages (up to 256)", integer(1), 1)

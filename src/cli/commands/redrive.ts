@@ -13,6 +13,7 @@ interface RedriveFlags extends BrokerFlags {
 export function registerRedrive(program: Command): void {
   const cmd = program
     .command("redrive")
+    .summary("move dead letters back to active")
     .description("move dead letters back to active, in place (delivery count reset) or into another queue")
     .argument("<queue>", "queue whose dead letters move")
     .option("--to <queue>", "move them into this queue instead (fresh seq, enqueued now)")

@@ -38,6 +38,7 @@ export function deliveryTime(value: string, now = Date.now()): number {
 export function registerSchedule(program: Command): void {
   const cmd = program
     .command("schedule")
+    .summary("send a message deliverable at a later time")
     .description("send a message that becomes deliverable at --at (cancel it with its seq)")
     .argument("<queue>", "queue or topic")
     .argument("[body]", "the body as text, or - to read it from stdin (omit with --file)")

@@ -41,6 +41,7 @@ function summary(seqs: number[]): string {
 export function registerSend(program: Command): void {
   const cmd = program
     .command("send")
+    .summary("send a message (or many) to a queue or topic")
     .description("send a message to a queue or publish it to a topic; - reads stdin")
     .argument("<queue>", "queue or topic")
     .argument("[body]", "the body as text, or - to read it from stdin (omit with --file)");

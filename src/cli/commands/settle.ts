@@ -11,6 +11,7 @@ interface SettleFlags extends BrokerFlags {
 
 interface Verb {
   name: "complete" | "abandon" | "reject" | "defer" | "renew";
+  summary: string;
   description: string;
   done: string;
   run(broker: Broker, queue: string, seq: number, token: string, flags: SettleFlags): Promise<void>;
@@ -20,12 +21,14 @@ interface Verb {
 const VERBS: Verb[] = [
   {
     name: "complete",
+    summary: "settle a locked message as done",
     description: "settle a locked message as done (it is deleted)",
     done: "completed",
     run: (b, q, s, t) => b.complete(q, s, t),
   },
   {
     name: "abandon",
+    summary: "release a locked message for redelivery",
     description: "release a locked message for redelivery (dead-lettered at the delivery limit)",
     done: "abandoned",
     run: (b, q, s, t, f) => b.abandon(q, s, t, f.delay ? { delayMs: f.delay } : {}),
@@ -34,6 +37,7 @@ const VERBS: Verb[] = [
   },
   {
     name: "reject",
+    summary: "dead-letter a locked message",
     description: "dead-letter a locked message",
     done: "dead-lettered",
     run: (b, q, s, t, f) =>
@@ -48,12 +52,14 @@ const VERBS: Verb[] = [
   },
   {
     name: "defer",
+    summary: "set a locked message aside",
     description: "set a locked message aside; only receive-deferred fetches it again",
     done: "deferred",
     run: (b, q, s, t) => b.defer(q, s, t),
   },
   {
     name: "renew",
+    summary: "extend a message's lock",
     description: "extend a message's lock by the queue's lock duration",
     done: "renewed the lock of",
     run: (b, q, s, t) => b.renew(q, s, t),
@@ -65,6 +71,7 @@ export function registerSettle(program: Command): void {
   for (const verb of VERBS) {
     let cmd = program
       .command(verb.name)
+      .summary(verb.summary)
       .description(verb.description)
       .argument("<queue>", "queue")
       .argument("<seq>", "sequence number", seqNumber)

@@ -26,6 +26,7 @@ function statusText(s: BrokerStatus, endpoint: string | undefined): string {
 export function registerStatus(program: Command): void {
   const cmd = program
     .command("status")
+    .summary("show the broker's status")
     .description("show the broker's version, storage, size, counts, uptime and auth");
   addBrokerOptions(cmd).action(async (flags: BrokerFlags) => {
     const [status, target] = await withBroker(

@@ -11,6 +11,7 @@ export function registerSubscribe(program: Command): void {
   const cmd = program
     .command("subscribe")
     .alias("create-subscription")
+    .summary("subscribe a queue <name> to a topic")
     .description("subscribe <name> to <topic>: copies of matching messages go to the queue <name>")
     .argument("<topic>", "topic (any name that is not a queue)")
     .argument("<name>", "subscription, and the name of its backing queue")

@@ -36,6 +36,7 @@ function verdict(r: TestFilterResult): string {
 export function registerTestFilter(program: Command): void {
   const cmd = program
     .command("test-filter")
+    .summary("check a filter, optionally on a sample message")
     .description("check a subscription filter, and run it on a sample message when one is described")
     .argument("<expr>", "expr filter, e.g. 'subject_parts[0] == \"orders\"'")
     .option("--subject <subject>", "sample subject")

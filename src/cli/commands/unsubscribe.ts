@@ -6,6 +6,7 @@ import { emit, withBroker } from "../run.js";
 export function registerUnsubscribe(program: Command): void {
   const cmd = program
     .command("unsubscribe")
+    .summary("remove a subscription and its queue")
     .description("remove a subscription, with its backing queue and the messages in it")
     .argument("<topic>", "topic")
     .argument("<name>", "subscription");

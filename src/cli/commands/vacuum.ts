@@ -42,6 +42,7 @@ function onDisk(file: string): number {
 export function registerVacuum(program: Command): void {
   const cmd = program
     .command("vacuum")
+    .summary("shrink a local database file (broker stopped)")
     .description("shrink a local database file (the broker must be stopped): checkpoint + incremental vacuum")
     .option("--full", "rewrite the whole file (VACUUM): slower, needs free space for a copy");
   addBrokerOptions(cmd).action(async (flags: VacuumFlags) => {
