@@ -1,4 +1,4 @@
-import type { Hono, MiddlewareHandler } from "hono";
+import type { Context, Hono, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { MessageTooLargeError, UnimplementedError } from "../../contract/errors.js";
 import {
@@ -42,11 +42,20 @@ const postOnly: MiddlewareHandler<ServerEnv> = async (c, next) => {
   return next();
 };
 
-const limitBody = bodyLimit({
-  maxSize: MAX_REQUEST_BYTES,
-  onError: (c) =>
-    errorJson(c as never, new MessageTooLargeError(`request body over ${MAX_REQUEST_BYTES} bytes`)),
-});
+const tooLarge = (c: Context<ServerEnv>) =>
+  errorJson(c, new MessageTooLargeError(`request body over ${MAX_REQUEST_BYTES} bytes`));
+
+const streamLimit = bodyLimit({ maxSize: MAX_REQUEST_BYTES, onError: (c) => tooLarge(c as never) });
+
+/**
+ * The 32 MiB request cap. With a Content-Length (the usual case) the header decides and the body is
+ * left to `c.req.text()`'s fast path; a chunked body is counted as it streams in.
+ */
+const limitBody: MiddlewareHandler<ServerEnv> = async (c, next) => {
+  const length = c.req.header("content-length");
+  if (length === undefined || c.req.header("transfer-encoding") !== undefined) return streamLimit(c, next);
+  return Number(length) > MAX_REQUEST_BYTES ? tooLarge(c) : next();
+};
 
 /** A signal that aborts with either input; `release` detaches it from both. */
 function eitherSignal(a: AbortSignal, b: AbortSignal): { signal: AbortSignal; release(): void } {
@@ -100,7 +109,7 @@ export function registerRpcs(app: Hono<ServerEnv>, state: ServerState, metrics: 
   for (const name of ROUTE_NAMES) {
     const route = ROUTES[name] as RpcRoute;
     const chain: MiddlewareHandler<ServerEnv>[] = [observe(metrics, rpcName(route)), postOnly];
-    if (route.request) chain.push(limitBody as MiddlewareHandler<ServerEnv>);
+    if (route.request) chain.push(limitBody);
     chain.push(endpoint(name, state, metrics));
     all(rpcPath(route), ...chain);
   }
