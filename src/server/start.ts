@@ -1,5 +1,5 @@
-import type { Server } from "node:http";
 import { setMaxListeners } from "node:events";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import { pino } from "pino";

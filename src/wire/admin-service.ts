@@ -90,12 +90,9 @@ export const StatusResponse = z
     subscriptions: z.int(),
     uptime_ms: z.int(),
     auth: z.boolean(),
-    sync: z
-      .string()
-      .optional()
-      .meta({
-        description: "Extension: the durability setting (SQLite's synchronous: off, normal, full, extra).",
-      }),
+    sync: z.string().optional().meta({
+      description: "Extension: the durability setting (SQLite's synchronous: off, normal, full, extra).",
+    }),
   })
   .meta({ id: "StatusResponse" });
 
