@@ -3,6 +3,7 @@ import { MqliteError } from "../contract/errors.js";
 import { VERSION } from "../version.js";
 import { needed } from "./commands/index.js";
 import { CliError, CommandError, USAGE_EXIT } from "./errors.js";
+import { guardStdout } from "./output/write.js";
 
 /** The `mqlite` program with the commands `argv` needs registered (all of them for help). */
 export async function program(argv: string[] = process.argv): Promise<Command> {
@@ -50,6 +51,7 @@ export function describeFailure(err: unknown): { line: string; exitCode: number 
  * usage errors, 1 otherwise.
  */
 export async function runCli(argv: string[]): Promise<void> {
+  guardStdout();
   try {
     await (await program(argv)).parseAsync(argv);
   } catch (err) {

@@ -5,9 +5,10 @@ let guarded = false;
 
 /**
  * Stdout errors (EPIPE when the reader went away, ENOSPC) are reported to whoever awaits the write;
- * a listener stays installed so that one arriving later is not an uncaught exception.
+ * a listener stays installed so that one arriving later (`mqlite help | head -1`) is not an
+ * uncaught exception.
  */
-function guard(): void {
+export function guardStdout(): void {
   if (guarded) return;
   guarded = true;
   process.stdout.on("error", () => {});
@@ -44,7 +45,7 @@ export function requireDeliveringStdout(): void {
 
 /** Writes to stdout and resolves once the text has been handed to the OS (rejects if it could not be). */
 export function writeStdout(text: string): Promise<void> {
-  guard();
+  guardStdout();
   return new Promise((resolve, reject) => {
     process.stdout.write(text, (err) => (err ? reject(err) : resolve()));
   });
