@@ -1,7 +1,7 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 import { buildConsole, CONSOLE_DIST, consoleIsStale } from "../../src/console/build.js";
 import { silentLogger } from "../../src/engine/logger.js";
 import { openBroker } from "../../src/engine/open.js";
@@ -107,7 +107,13 @@ export async function launch(): Promise<Browser> {
 export async function shot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<string> {
   mkdirSync(ARTIFACTS, { recursive: true });
   const path = join(ARTIFACTS, `${name}.png`);
+  // Toasts come and go: keep them out of the pictures.
+  await page.addStyleTag({ content: ".toasts { visibility: hidden !important; }" });
   await page.screenshot({ path, fullPage: options.fullPage ?? false, animations: "disabled" });
+  await page.evaluate(() => {
+    for (const s of document.querySelectorAll("style"))
+      if (s.textContent?.startsWith(".toasts { visibility")) s.remove();
+  });
   if (UPDATE_DOCS) {
     mkdirSync(DOCS_IMAGES, { recursive: true });
     copyFileSync(path, join(DOCS_IMAGES, `console-${name}.png`));
@@ -122,4 +128,9 @@ export async function signIn(page: Page, pageUrl: string, token: string, brokerU
   await page.getByLabel("Token").fill(token);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByRole("navigation", { name: "Main" }).waitFor();
+}
+
+/** A locator's text (its DOM textContent). */
+export async function text(locator: Locator): Promise<string> {
+  return (await locator.textContent()) ?? "";
 }

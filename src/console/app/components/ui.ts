@@ -236,7 +236,9 @@ export function Tabs(props: {
   onSelect: (id: string) => void;
 }) {
   const onKey = (e: KeyboardEvent) => {
-    const i = props.tabs.findIndex((t) => t.id === props.selected);
+    const buttons = [...(e.currentTarget as HTMLElement).querySelectorAll<HTMLElement>("[role=tab]")];
+    const focused = buttons.indexOf(document.activeElement as HTMLElement);
+    const i = focused >= 0 ? focused : props.tabs.findIndex((t) => t.id === props.selected);
     let next = -1;
     if (e.key === "ArrowRight") next = (i + 1) % props.tabs.length;
     else if (e.key === "ArrowLeft") next = (i - 1 + props.tabs.length) % props.tabs.length;
@@ -246,8 +248,7 @@ export function Tabs(props: {
     e.preventDefault();
     const tab = props.tabs[next]!;
     props.onSelect(tab.id);
-    const list = (e.currentTarget as HTMLElement).querySelectorAll<HTMLElement>("[role=tab]");
-    list[next]?.focus();
+    buttons[next]?.focus();
   };
   return html`<div class="tabs" role="tablist" aria-label=${props.label} onKeyDown=${onKey}>
     ${props.tabs.map(

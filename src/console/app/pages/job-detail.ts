@@ -3,7 +3,7 @@ import { PROP_METADATA, PROP_NOTES } from "../../../jobs/job-record.js";
 import { BodyView, headerFacts, PropertiesTable } from "../components/message.js";
 import { Badge, Card, Facts, stateTone } from "../components/ui.js";
 import { attempt, confirmAction } from "../lib/feedback.js";
-import { dateTime, duration } from "../lib/format.js";
+import { dateTime, duration, prettyJson } from "../lib/format.js";
 import { live } from "../lib/live.js";
 import { href } from "../lib/router.js";
 import { api } from "../lib/session.js";
@@ -138,7 +138,7 @@ export function JobDetail(props: { id: string }) {
           ]}
         />
         <h3>Notes</h3>
-        ${notes ? html`<pre class="code" data-testid="notes">${notes}</pre>` : html`<p class="muted">None.</p>`}
+        ${notes ? html`<pre class="code" data-testid="notes">${prettyJson(notes) ?? notes}</pre>` : html`<p class="muted">None.</p>`}
         <h3>Metadata</h3>
         ${metadata ? html`<pre class="code">${metadata}</pre>` : html`<p class="muted">None.</p>`}
         ${Object.keys(others).length > 0 && html`<h3>Other properties</h3><${PropertiesTable} properties=${others} />`}

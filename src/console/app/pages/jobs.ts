@@ -49,7 +49,7 @@ function Workers() {
     ${
       list.length === 0
         ? html`<${Empty}>No worker has sent a heartbeat.<//>`
-        : html`<${TableWrap} label="Workers">
+        : html`<${TableWrap} label="Every registered worker">
           <table class="data workers">
             <thead>
               <tr>

@@ -321,10 +321,8 @@ function ReceivePanel(props: {
             dead_letter_description: description || undefined,
           }
         : base;
-    const ok = await attempt(
-      () => api().call(how, req),
-      `${how === "defer" ? "Deferred" : `${how[0]!.toUpperCase()}${how.slice(1)}d`} ${m.seq_number}`,
-    );
+    const done = { complete: "Completed", abandon: "Abandoned", reject: "Rejected", defer: "Deferred" }[how];
+    const ok = await attempt(() => api().call(how, req), `${done} ${m.seq_number}`);
     if (ok) props.setReceived(props.received.filter((x) => x !== m));
   };
 
