@@ -13,6 +13,16 @@ export const ARTIFACTS = join("test-artifacts", "console");
 export const DOCS_IMAGES = join("docs", "images");
 /** Set to 1 to refresh the README's screenshots (docs/images) from this run's artifacts. */
 export const UPDATE_DOCS = process.env.MQLITE_UPDATE_SCREENSHOTS === "1";
+/** The screenshots the README and docs/console.md show. */
+const README_SHOTS = new Set([
+  "overview",
+  "dead-letters",
+  "message-viewer",
+  "topics",
+  "jobs",
+  "job-detail",
+  "mobile-overview",
+]);
 
 /** How long a condition may take in the browser (generous: the machine is shared). */
 export const WAIT = 30_000;
@@ -114,7 +124,7 @@ export async function shot(page: Page, name: string, options: { fullPage?: boole
     for (const s of document.querySelectorAll("style"))
       if (s.textContent?.startsWith(".toasts { visibility")) s.remove();
   });
-  if (UPDATE_DOCS) {
+  if (UPDATE_DOCS && README_SHOTS.has(name)) {
     mkdirSync(DOCS_IMAGES, { recursive: true });
     copyFileSync(path, join(DOCS_IMAGES, `console-${name}.png`));
   }
