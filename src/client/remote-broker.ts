@@ -32,13 +32,13 @@ import {
   sampleToWire,
 } from "../wire/index.js";
 import { keep, lockRefs, notNegative, whole } from "./encode.js";
-import { RemoteJobService } from "./remote-jobs.js";
+import { RemoteTopicService } from "./remote-topics.js";
 
 /**
  * The `Broker` contract over HTTP: every call is one RPC of a served broker, with the same types,
  * the same named errors, and the same behaviour as the embedded engine.
  */
-export class RemoteBroker extends RemoteJobService implements Broker {
+export class RemoteBroker extends RemoteTopicService implements Broker {
   // --- queues -------------------------------------------------------------------------------------
 
   async createQueue(name: string, config?: QueueConfig): Promise<void> {
@@ -265,6 +265,14 @@ export class RemoteBroker extends RemoteJobService implements Broker {
       ...(s.expr && { filter: s.expr }),
       paused: s.paused ?? false,
       createdAt: s.created_at_ms ?? 0,
+      ...(s.task !== undefined && { task: s.task }),
+      ...(s.queue !== undefined && { queue: s.queue }),
+      ...(s.durable !== undefined && { durable: s.durable }),
+      ...(s.owner !== undefined && { owner: s.owner }),
+      ...(s.priority !== undefined && { priority: s.priority }),
+      ...(s.max_delivery_count !== undefined && { maxDeliveryCount: s.max_delivery_count }),
+      ...(s.lock_duration_ms !== undefined && { lockDurationMs: s.lock_duration_ms }),
+      ...(s.cursor !== undefined && { cursor: s.cursor }),
     }));
   }
 

@@ -1,4 +1,5 @@
 import type { JobService } from "./job-service.js";
+import type { TopicService } from "./topic-service.js";
 import type {
   AbandonOptions,
   BrokerStatus,
@@ -30,9 +31,9 @@ import type {
  * against each.
  *
  * Every method is async and fails with the named errors of `errors.ts`. The job face's capabilities
- * (`JobService`) are part of it, so jobs run on any implementation.
+ * (`JobService`, `TopicService`) are part of it, so jobs and job topics run on any implementation.
  */
-export interface Broker extends JobService {
+export interface Broker extends JobService, TopicService {
   // --- queues -------------------------------------------------------------------------------
   /** Creates a queue, or replaces the whole config of an existing queue of the same kind. */
   createQueue(name: string, config?: QueueConfig): Promise<void>;
@@ -95,12 +96,16 @@ export interface Broker extends JobService {
   // --- topics ---------------------------------------------------------------------------------
   /** Subscribes `name` (which becomes a backing queue) to `topic`, with an optional filter. */
   subscribe(topic: string, name: string, options?: SubscribeOptions): Promise<void>;
-  /** Removes a subscription and its backing queue with its messages. */
+  /**
+   * Removes a subscription of any kind: a queue subscription with its backing queue and messages, a
+   * log subscription with its leases (the topic's log goes too once it has no log subscription and is
+   * not declared). A task subscription's jobs stay in their queue.
+   */
   unsubscribe(topic: string, name: string): Promise<void>;
   /** A paused subscription receives no copies until resumed. */
   pauseSubscription(topic: string, name: string): Promise<void>;
   resumeSubscription(topic: string, name: string): Promise<void>;
-  /** Every subscription, ordered by topic then name. */
+  /** Every subscription of every kind (queue, task, log), ordered by topic then name. */
   listSubscriptions(): Promise<SubscriptionInfo[]>;
   /** Compiles a filter and optionally runs it against a sample message. Stores nothing. */
   testFilter(filter: string, sample?: FilterSample): Promise<TestFilterResult>;

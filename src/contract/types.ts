@@ -1,3 +1,5 @@
+import type { SubscriptionDetails } from "./topic-service.js";
+
 /**
  * The public data types of the `Broker` contract. Times are epoch milliseconds (UTC) and durations
  * are milliseconds; names are camelCase here and snake_case on the wire.
@@ -274,7 +276,7 @@ export interface SubscribeOptions {
   config?: Omit<QueueConfig, "kind">;
 }
 
-export interface SubscriptionInfo {
+export interface SubscriptionInfo extends SubscriptionDetails {
   topic: string;
   name: string;
   kind: SubscriptionKind;

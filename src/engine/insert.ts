@@ -35,9 +35,11 @@ export class MessageInserter {
   constructor(db: SqliteDatabase) {
     this.insertRow = db.prepare(`
       INSERT INTO messages (queue, state, priority, visible_at, enqueued_at, expires_at, message_id, correlation_id,
-        reply_to, group_id, content_type, subject, properties, body, max_deliveries, lock_duration_ms, unique_key)
+        reply_to, group_id, content_type, subject, properties, body, max_deliveries, lock_duration_ms, unique_key,
+        topic, subscription)
       VALUES (@queue, @state, @priority, @visibleAt, @now, @expiresAt, @messageId, @correlationId,
-        @replyTo, @groupId, @contentType, @subject, @propertiesJson, @body, @maxDeliveries, @lockDurationMs, @uniqueKey)`);
+        @replyTo, @groupId, @contentType, @subject, @propertiesJson, @body, @maxDeliveries, @lockDurationMs, @uniqueKey,
+        @topic, @subscription)`);
     this.findLive = db.prepare(`
       SELECT id FROM messages INDEXED BY idx_msg_unique_key
       WHERE queue = ? AND unique_key = ? AND unique_key IS NOT NULL AND state IN ('active', 'locked', 'deferred', 'scheduled')`);
@@ -50,7 +52,13 @@ export class MessageInserter {
         seq_number = excluded.seq_number, seen_at = excluded.seen_at`);
   }
 
-  insert(queue: QueueRow, m: PreparedMessage, t: InsertTiming): InsertOutcome {
+  /** `origin`: the topic and task subscription a job delivery was routed through. */
+  insert(
+    queue: QueueRow,
+    m: PreparedMessage,
+    t: InsertTiming,
+    origin?: { topic: string; subscription: string },
+  ): InsertOutcome {
     if (queue.ordering_mode === "group_fifo" && m.groupId === null) throw new GroupRequiredError();
     if (m.uniqueKey !== null) {
       // A live message holds its key: the send answers with it (like a dedup hit).
@@ -94,6 +102,8 @@ export class MessageInserter {
         maxDeliveries: m.maxDeliveries,
         lockDurationMs: m.lockDurationMs,
         uniqueKey: m.uniqueKey,
+        topic: origin?.topic ?? null,
+        subscription: origin?.subscription ?? null,
       }).lastInsertRowid,
     );
     if (dedupKey !== undefined && hash !== undefined) {

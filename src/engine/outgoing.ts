@@ -22,6 +22,8 @@ export interface PreparedMessage {
   properties: Record<string, string> | undefined;
   propertiesJson: string | null;
   priority: number;
+  /** Whether the sender gave a priority (a task subscription's own applies otherwise). */
+  prioritySet: boolean;
   /** Per-message overrides (0 = the queue's). */
   maxDeliveries: number;
   lockDurationMs: number;
@@ -89,6 +91,7 @@ export function prepareMessages(
       properties,
       propertiesJson: properties ? JSON.stringify(properties) : null,
       priority: integer(m.priority, "priority", 0, 2 ** 31 - 1),
+      prioritySet: m.priority !== undefined && m.priority !== null,
       maxDeliveries: nonNegativeInt(m.maxDeliveryCount, "max_delivery_count", 1_000_000_000),
       lockDurationMs: nonNegativeInt(m.lockDurationMs, "lock_duration_ms", MAX_DURATION_MS),
       uniqueKey: text(m.uniqueKey, "unique_key"),

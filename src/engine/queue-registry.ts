@@ -33,7 +33,9 @@ export class QueueRegistry {
         dlq_max_bytes = excluded.dlq_max_bytes, updated_at = excluded.updated_at`);
     this.deleteRow = db.prepare("DELETE FROM queues WHERE name = ?");
     this.pausedRow = db.prepare("UPDATE queues SET paused = ?, updated_at = ? WHERE name = ?");
-    this.isTopic = db.prepare("SELECT 1 FROM subscriptions WHERE topic = ? LIMIT 1");
+    this.isTopic = db.prepare(
+      "SELECT 1 WHERE EXISTS (SELECT 1 FROM subscriptions WHERE topic = @n) OR EXISTS (SELECT 1 FROM topics WHERE name = @n)",
+    );
   }
 
   /** The queue's row, or undefined. */
@@ -56,9 +58,9 @@ export class QueueRegistry {
     return (this.selectAll.all() as QueueRow[]).map(queueInfoFromRow);
   }
 
-  /** True when `name` has subscriptions, i.e. is a live topic. */
+  /** True when `name` has subscriptions or is declared, i.e. is a live topic. */
   isLiveTopic(name: string): boolean {
-    return this.isTopic.get(name) !== undefined;
+    return this.isTopic.get({ n: name }) !== undefined;
   }
 
   /**

@@ -20,6 +20,20 @@ import type {
   WorkerRecord,
 } from "../contract/job-service.js";
 import type {
+  DeclaredTopic,
+  DeclareTopicOptions,
+  Delivery,
+  LeaseTopicOptions,
+  LogSubscribeOptions,
+  PublishResult,
+  ReadTopicOptions,
+  ReapOptions,
+  TaskSubscribeOptions,
+  TopicBacklog,
+  TopicLogStat,
+  TopicMessage,
+} from "../contract/topic-service.js";
+import type {
   AbandonOptions,
   BrokerStatus,
   CompleteItem,
@@ -55,6 +69,15 @@ import { VERSION } from "../version.js";
 import { Claimer, RECEIVE_BODY_BUDGET } from "./claim.js";
 import { ClaimGates, validateGates } from "./claim-gates.js";
 import { type DlqBounds, NO_DLQ_BOUNDS } from "./dead-letters.js";
+import {
+  DEFAULT_TOPIC_READ,
+  DEFAULT_VISIBILITY_MS,
+  EPHEMERAL_GRACE_MS,
+  EPHEMERAL_LIVENESS_MS,
+  MAX_TOPIC_READ,
+  TOPIC_PURGE_LIMIT,
+  taskDelivery,
+} from "./fanout.js";
 import { compileFilter, filterMessage, testFilter } from "./filters.js";
 import { MessageInserter } from "./insert.js";
 import { Locks } from "./locks.js";
@@ -68,7 +91,9 @@ import { QueueRegistry } from "./queue-registry.js";
 import { MultiReceiver } from "./receive-any.js";
 import { type KeepOptions, type SettleEffect, Settler } from "./settle.js";
 import { awaitSettled } from "./settled-waits.js";
-import { Subscriptions, type Target } from "./subscriptions.js";
+import { Subscriptions, type Target, taskSpec } from "./subscriptions.js";
+import { TopicLog } from "./topic-log.js";
+import { topicBacklog } from "./topic-stats.js";
 import { clampCount, integer, nonNegative, nonNegativeDuration, requireName, seqNumber } from "./validate.js";
 import { Waiters } from "./waiters.js";
 import { DEFAULT_WORKER_STALE_MS, Workers } from "./workers.js";
@@ -118,6 +143,8 @@ interface SendOutcome {
   scheduledFor: number[];
   /** Messages stored per queue (for the sent counters). */
   stored: Map<string, number>;
+  /** Per message: what a publish to a topic made of it. */
+  published: PublishResult[];
 }
 
 /**
@@ -131,6 +158,7 @@ export class SqliteBroker implements Broker {
   private readonly writer: Writer;
   private readonly queues: QueueRegistry;
   private readonly subscriptions: Subscriptions;
+  private readonly topicLog: TopicLog;
   private readonly inserter: MessageInserter;
   private readonly claimer: Claimer;
   private readonly settler: Settler;
@@ -177,6 +205,7 @@ export class SqliteBroker implements Broker {
     this.subscriptions = new Subscriptions(this.db, this.queues, (source) =>
       compileFilter(source, this.logger),
     );
+    this.topicLog = new TopicLog(this.db);
     this.inserter = new MessageInserter(this.db);
     this.claimer = new Claimer(this.db);
     this.settler = new Settler(this.db);
@@ -229,6 +258,7 @@ export class SqliteBroker implements Broker {
     this.lastDataVersion = v;
     this.queues.invalidate();
     this.subscriptions.invalidate();
+    this.topicLog.invalidate();
     // Whoever notices the change wakes the long-polls: a write noticing it first must not swallow it.
     this.waiters?.notifyAll();
     this.settledWaiters?.notifyAll();
@@ -384,7 +414,12 @@ export class SqliteBroker implements Broker {
     return this.send(queue, messages, { ...options, scheduledAt });
   }
 
-  /** The body of every send, inside the write transaction. */
+  /**
+   * The one publish path, inside the write transaction: a plain queue stores each message; a topic
+   * fans each message out to its matching subscriptions (a copy per queue subscription, a job per
+   * task subscription) and stores it once in its log when an active log subscription takes it or
+   * the topic is declared.
+   */
   private sendPrepared(
     name: string,
     messages: PreparedMessage[],
@@ -397,32 +432,71 @@ export class SqliteBroker implements Broker {
     }
     const visibleAt = scheduledAt > 0 ? scheduledAt : now;
     const targets = this.subscriptions.targets(name);
+    const declared = targets || !this.queues.get(name) ? this.topicLog.declared(name) : undefined;
     const single = messages.length === 1;
-    const out: SendOutcome = { seqs: [], activated: new Set(), scheduledFor: [], stored: new Map() };
+    const out: SendOutcome = {
+      seqs: [],
+      activated: new Set(),
+      scheduledFor: [],
+      stored: new Map(),
+      published: [],
+    };
     const timing = { now, visibleAt, ttlMs };
-    if (!targets && !this.queues.get(name)) throw new NotFoundError("mqlite: queue not found");
+    const isTopic = targets !== undefined || declared !== undefined;
+    if (!isTopic && !this.queues.get(name)) throw new NotFoundError("mqlite: queue not found");
     for (const m of messages) {
+      const at = m.delayMs > 0 ? { ...timing, visibleAt: Math.max(visibleAt, now + m.delayMs) } : timing;
       let slot = 0;
       let conflict = false;
-      const queueNames = targets
-        ? targets.filter((t) => this.accepts(t, m, now, visibleAt)).map((t) => t.name)
-        : [name];
-      for (const qName of queueNames) {
+      const result: PublishResult = { deliveries: [] };
+      const store = (
+        qName: string,
+        msg: PreparedMessage,
+        kind: "queue" | "task",
+        sub: string,
+        origin?: { topic: string; subscription: string },
+      ) => {
         const q = this.queues.require(qName);
-        const r = this.inserter.insert(
-          q,
-          m,
-          m.delayMs > 0 ? { ...timing, visibleAt: Math.max(visibleAt, now + m.delayMs) } : timing,
-        );
+        const r = this.inserter.insert(q, msg, at, origin);
         if (r.kind === "conflict") {
           conflict = true;
-          continue;
+          return;
         }
         slot = r.seq;
+        if (isTopic) {
+          const d: Delivery = { subscription: sub, kind, queue: qName, seqNumber: r.seq };
+          if (r.kind === "duplicate") d.duplicate = true;
+          result.deliveries.push(d);
+        }
         if (r.kind === "inserted") {
           out.stored.set(qName, (out.stored.get(qName) ?? 0) + 1);
           if (r.state === "active") out.activated.add(qName);
           else out.scheduledFor.push(r.visibleAt);
+        }
+      };
+      if (!isTopic) store(name, m, "queue", name);
+      else {
+        let toLog = false;
+        for (const t of targets ?? []) {
+          if (!this.accepts(t, m, now, at.visibleAt)) continue;
+          if (t.kind === "queue") store(t.name, m, "queue", t.name);
+          else if (t.kind === "task") {
+            const qName = t.queue ?? "";
+            if (!this.queues.get(qName)) this.queues.upsert(qName, undefined, now);
+            store(qName, taskDelivery(m, t), "task", t.name, { topic: name, subscription: t.name });
+          } else toLog = true;
+        }
+        if (toLog || declared) {
+          let expiresAt = ttlMs > 0 ? now + ttlMs : 0;
+          if (
+            expiresAt === 0 &&
+            !toLog &&
+            declared?.retention_ms !== null &&
+            declared?.retention_ms !== undefined
+          ) {
+            expiresAt = now + declared.retention_ms;
+          }
+          result.logId = this.topicLog.append(name, m, now, expiresAt);
         }
       }
       if (single && conflict && slot === 0) {
@@ -431,13 +505,14 @@ export class SqliteBroker implements Broker {
         );
       }
       out.seqs.push(slot);
+      out.published.push(result);
     }
     return out;
   }
 
   /** Whether a subscription takes a copy: not paused, and its filter says yes (fail-closed). */
   private accepts(t: Target, m: PreparedMessage, now: number, visibleAt: number): boolean {
-    if (t.paused || t.kind !== "queue") return false;
+    if (t.paused) return false;
     if (!t.filter) return true;
     return t.filter.matches(filterMessage(m, now, visibleAt), (err) =>
       this.logger.warn(
@@ -739,6 +814,12 @@ export class SqliteBroker implements Broker {
     return this.write(() => {
       const row = this.subscriptions.unsubscribe(topic, name);
       if (row.kind === "queue") this.dropQueue(name);
+      if (row.kind === "log") {
+        this.topicLog.dropSubscription(topic, name);
+        if (this.subscriptions.logSubscriptionCount(topic) === 0 && !this.topicLog.declared(topic)) {
+          this.topicLog.dropTopic(topic);
+        }
+      }
     });
   }
 
@@ -756,6 +837,161 @@ export class SqliteBroker implements Broker {
 
   testFilter(filter: string, sample?: FilterSample): Promise<TestFilterResult> {
     return this.read(() => testFilter(filter, sample, this.clock.now(), this.maxMessageBytes));
+  }
+
+  // --- job topics (TopicService) -----------------------------------------------------------------
+
+  subscribeTask(topic: string, name: string, options: TaskSubscribeOptions): Promise<void> {
+    let spec: ReturnType<typeof taskSpec>;
+    try {
+      requireName(topic, "topic");
+      requireName(name, "subscription");
+      spec = taskSpec(options, requireName, integer);
+      if (spec.filter) compileFilter(spec.filter, this.logger, true);
+      if (spec.queue === topic)
+        throw new NameConflictError("mqlite: a topic cannot deliver to a queue of its own name");
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.write((_ctx, now) => this.subscriptions.subscribeTask(topic, name, spec, now));
+  }
+
+  subscribeLog(topic: string, name: string, options: LogSubscribeOptions = {}): Promise<void> {
+    const filter = (options.filter ?? "").trim() === "" ? "" : (options.filter as string);
+    try {
+      requireName(topic, "topic");
+      requireName(name, "subscription");
+      if (filter) compileFilter(filter, this.logger, true);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.write((_ctx, now) => this.subscriptions.subscribeLog(topic, name, filter, now));
+  }
+
+  publish(topic: string, message: OutgoingMessage, options: SendOptions = {}): Promise<PublishResult> {
+    let prepared: PreparedMessage[];
+    let scheduledAt: number;
+    let ttlMs: number;
+    try {
+      requireName(topic, "topic");
+      scheduledAt = integer(options.scheduledAt, "scheduled_enqueue_time_ms");
+      if (scheduledAt < 0)
+        throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must not be negative");
+      ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
+      if (Array.isArray(message)) throw new InvalidArgumentError("mqlite: publish takes one message");
+      prepared = prepareMessages(message, this.maxMessageBytes);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.write((ctx, now) => {
+      if (this.queues.get(topic)) throw new NameConflictError(`mqlite: "${topic}" is a queue, not a topic`);
+      const out = this.sendPrepared(topic, prepared, scheduledAt, ttlMs, now);
+      ctx.afterCommit(() => {
+        for (const q of out.activated) this.waiters.notify(q);
+        for (const at of out.scheduledFor) this.loops.armScheduler(at);
+        this.countSent(out);
+      });
+      return out.published[0]!;
+    });
+  }
+
+  declareTopic(name: string, options: DeclareTopicOptions = {}): Promise<void> {
+    let retention: number | null;
+    try {
+      requireName(name, "topic");
+      retention =
+        options.retentionMs === undefined || options.retentionMs === null
+          ? null
+          : nonNegativeDuration(options.retentionMs, "retention_ms");
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.write((_ctx, now) => {
+      if (this.queues.get(name)) throw new NameConflictError(`mqlite: "${name}" is the name of a queue`);
+      this.topicLog.declare(name, retention, now);
+    });
+  }
+
+  listDeclaredTopics(): Promise<DeclaredTopic[]> {
+    return this.read(() => this.topicLog.listDeclared());
+  }
+
+  readTopic(topic: string, name: string, options: ReadTopicOptions = {}): Promise<TopicMessage[]> {
+    return this.read(() => {
+      const limit = topicLimit(options.limit);
+      const sub = this.subscriptions.row(topic, name);
+      if (limit === 0 || !sub || sub.kind !== "log") return [];
+      const target = this.subscriptions.targets(topic)?.find((t) => t.name === name);
+      return this.topicLog.read(topic, sub.cursor, limit, this.clock.now(), target?.filter);
+    });
+  }
+
+  ackTopic(topic: string, name: string, id: number): Promise<boolean> {
+    return this.write(() => this.subscriptions.ack(topic, name, integer(id, "id")));
+  }
+
+  leaseTopic(topic: string, name: string, options: LeaseTopicOptions = {}): Promise<TopicMessage[]> {
+    let visibility: number;
+    try {
+      visibility =
+        options.visibilityMs === undefined
+          ? DEFAULT_VISIBILITY_MS
+          : nonNegativeDuration(options.visibilityMs, "visibility_ms");
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const limit = topicLimit(options.limit);
+    return this.write((_ctx, now) => {
+      const sub = this.subscriptions.row(topic, name);
+      if (limit === 0 || !sub || sub.kind !== "log") return [];
+      const target = this.subscriptions.targets(topic)?.find((t) => t.name === name);
+      return this.topicLog.lease(topic, name, limit, visibility, now, target?.filter);
+    });
+  }
+
+  ackMessage(topic: string, name: string, id: number): Promise<boolean> {
+    return this.write(() => this.topicLog.ackMessage(topic, name, integer(id, "id")));
+  }
+
+  nackMessage(topic: string, name: string, id: number): Promise<boolean> {
+    return this.write(() => this.topicLog.nackMessage(topic, name, integer(id, "id")));
+  }
+
+  topicStats(topic?: string): Promise<TopicBacklog[]> {
+    return this.read(() => {
+      const subs = this.subscriptions
+        .rows()
+        .filter((r) => r.kind === "task" && (topic === undefined || r.topic === topic));
+      return topicBacklog(subs, this.topicCounts(topic));
+    });
+  }
+
+  topicLogStats(topic?: string): Promise<TopicLogStat[]> {
+    return this.read(() => {
+      const subs = this.subscriptions
+        .rows()
+        .filter((r) => r.kind === "log" && (topic === undefined || r.topic === topic));
+      return this.topicLog.logStats(subs, this.clock.now());
+    });
+  }
+
+  reapSubscriptions(options: ReapOptions = {}): Promise<number> {
+    const liveness = options.livenessMs ?? EPHEMERAL_LIVENESS_MS;
+    const grace = options.graceMs ?? EPHEMERAL_GRACE_MS;
+    return this.write((_ctx, now) => this.subscriptions.reap(now - liveness, now - grace).length);
+  }
+
+  private topicCounts(topic: string | undefined) {
+    const sql = `SELECT topic, subscription, state, count(*) AS n, min(enqueued_at) AS oldest FROM messages
+      WHERE ${topic === undefined ? "topic IS NOT NULL" : "topic = ?"} GROUP BY topic, subscription, state`;
+    const stmt = this.db.prepare(sql);
+    return (topic === undefined ? stmt.all() : stmt.all(topic)) as {
+      topic: string;
+      subscription: string;
+      state: MessageState;
+      n: number;
+      oldest: number;
+    }[];
   }
 
   // --- the job face's capabilities (JobService) ------------------------------------------------
@@ -952,7 +1188,10 @@ export class SqliteBroker implements Broker {
         out.retainedDropped += this.records.sweepRetained(now);
         this.locks.sweep(now);
       } else if (step === "janitor") this.maintenance.janitor(now, out);
-      else this.maintenance.retention(this.dlqBounds, now, out);
+      else {
+        this.maintenance.retention(this.dlqBounds, now, out);
+        out.retentionDropped += this.topicLog.compact(now, TOPIC_PURGE_LIMIT);
+      }
       if (out.activated.size > 0) {
         ctx.afterCommit(() => {
           for (const q of out.activated) this.waiters.notify(q);
@@ -975,6 +1214,14 @@ export class SqliteBroker implements Broker {
     }
     return this.closing;
   }
+}
+
+/** A read's or lease's limit: absent 100, ≤0 nothing, at most 1000. */
+function topicLimit(limit: number | undefined): number {
+  if (limit === undefined || limit === null) return DEFAULT_TOPIC_READ;
+  const n = Math.trunc(Number(limit));
+  if (!Number.isFinite(n) || n <= 0) return 0;
+  return Math.min(n, MAX_TOPIC_READ);
 }
 
 function mergeResult(into: MaintenanceResult, from: MaintenanceResult): void {

@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
 import { AlreadyExistsError, GroupRequiredError, NotFoundError } from "../contract/errors.js";
+import type { Delivery, PublishResult } from "../contract/topic-service.js";
+import { taskDelivery } from "../engine/fanout.js";
 import { filterMessage } from "../engine/filters.js";
 import type { Logger } from "../engine/logger.js";
 import type { PreparedMessage } from "../engine/outgoing.js";
@@ -14,7 +16,25 @@ export interface SendOutcome {
   seqs: number[];
   activated: Set<string>;
   scheduledFor: number[];
+  /** Per message: what a publish to a topic made of it. */
+  published: PublishResult[];
 }
+
+/** One copy of a message to store: into a queue, for a subscription. */
+interface Copy {
+  i: number;
+  queue: string;
+  m: PreparedMessage;
+  kind: "queue" | "task";
+  sub: string;
+  origin?: { topic: string; subscription: string };
+  outcome?: Outcome;
+}
+
+const INSERT_LOG = `
+  INSERT INTO topic_messages (topic, created_at, expires_at, message_id, correlation_id, content_type, subject,
+    properties, body)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`;
 
 export interface SendTiming {
   now: number;
@@ -28,19 +48,21 @@ const COLUMNS =
   "queue, state, priority, visible_at, enqueued_at, expires_at, message_id, correlation_id, reply_to, group_id, content_type, subject, properties, body, max_deliveries, lock_duration_ms, unique_key";
 
 const INSERT_ONE = `
-  INSERT INTO messages (${COLUMNS})
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+  INSERT INTO messages (${COLUMNS}, topic, subscription)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
   RETURNING id`;
 
 /** Many messages to one queue in one statement; ids follow the array order. */
 const INSERT_MANY = `
-  INSERT INTO messages (${COLUMNS})
+  INSERT INTO messages (${COLUMNS}, topic, subscription)
   SELECT $1, u.state, u.priority, u.visible_at, $2, u.expires_at, u.message_id, u.correlation_id, u.reply_to,
-         u.group_id, u.content_type, u.subject, u.properties, u.body, u.max_deliveries, u.lock_duration_ms, NULL
+         u.group_id, u.content_type, u.subject, u.properties, u.body, u.max_deliveries, u.lock_duration_ms, NULL,
+         u.topic, u.subscription
   FROM unnest($3::text[], $4::int[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[],
-              $11::text[], $12::text[], $13::text[], $14::bytea[], $15::int[], $16::bigint[])
+              $11::text[], $12::text[], $13::text[], $14::bytea[], $15::int[], $16::bigint[], $17::text[], $18::text[])
        WITH ORDINALITY AS u(state, priority, visible_at, expires_at, message_id, correlation_id, reply_to, group_id,
-                            content_type, subject, properties, body, max_deliveries, lock_duration_ms, ord)
+                            content_type, subject, properties, body, max_deliveries, lock_duration_ms, topic,
+                            subscription, ord)
   ORDER BY u.ord
   RETURNING id`;
 
@@ -74,7 +96,7 @@ const FIND_LIVE = `
 const INSERT_DEDUPED = `
   WITH ins AS (${INSERT_ONE})
   INSERT INTO dedup (queue, key, request_hash, seq_number, seen_at)
-  SELECT $1, $18, $19, ins.id, $5 FROM ins
+  SELECT $1, $20, $21, ins.id, $5 FROM ins
   ON CONFLICT (queue, key) DO UPDATE SET request_hash = excluded.request_hash,
     seq_number = excluded.seq_number, seen_at = excluded.seen_at
   RETURNING seq_number AS id`;
@@ -106,53 +128,74 @@ export class PgInserter {
 
   async send(c: Conn, name: string, messages: PreparedMessage[], t: SendTiming): Promise<SendOutcome> {
     const targets = await this.subscriptions.targets(c, name);
-    // Per message, the queues that take a copy (in subscription-name order).
-    let routes: string[][];
-    let rows: Map<string, PgQueueRow>;
-    let names: string[];
-    if (targets) {
-      routes = messages.map((m) => targets.filter((x) => this.accepts(x, m, t)).map((x) => x.name));
-      names = targets.map((x) => x.name).filter((n) => routes.some((r) => r.includes(n)));
-      rows = names.length > 0 ? await this.queues.getMany(c, names) : new Map();
-      for (const n of names) if (!rows.has(n)) throw new NotFoundError("mqlite: queue not found");
-    } else {
-      const q = await this.queues.get(c, name);
-      if (!q) throw new NotFoundError("mqlite: queue not found");
-      rows = new Map([[name, q]]);
-      routes = messages.map(() => [name]);
-      names = [name];
+    const queueRow = targets ? undefined : await this.queues.get(c, name);
+    const declared = queueRow ? undefined : await this.declared(c, name);
+    const isTopic = targets !== undefined || declared !== undefined;
+    if (!isTopic && !queueRow) throw new NotFoundError("mqlite: queue not found");
+    // Every copy to store, in message order then subscription-name order.
+    const copies: Copy[] = [];
+    const toLog: boolean[] = messages.map(() => false);
+    messages.forEach((m, i) => {
+      if (!isTopic) {
+        copies.push({ i, queue: name, m, kind: "queue", sub: name });
+        return;
+      }
+      for (const x of targets ?? []) {
+        if (!this.accepts(x, m, t)) continue;
+        if (x.kind === "queue") copies.push({ i, queue: x.name, m, kind: "queue", sub: x.name });
+        else if (x.kind === "task") {
+          copies.push({
+            i,
+            queue: x.queue ?? "",
+            m: taskDelivery(m, x),
+            kind: "task",
+            sub: x.name,
+            origin: { topic: name, subscription: x.name },
+          });
+        } else toLog[i] = true;
+      }
+    });
+    const names = [...new Set(copies.map((k) => k.queue))];
+    const rows = queueRow
+      ? new Map([[name, queueRow]])
+      : names.length > 0
+        ? await this.queues.getMany(c, names)
+        : new Map<string, PgQueueRow>();
+    for (const k of copies) {
+      if (rows.has(k.queue)) continue;
+      if (k.kind !== "task") throw new NotFoundError("mqlite: queue not found");
+      // A task subscription's queue deleted behind it is created again.
+      await this.queues.upsert(c, k.queue, undefined, t.now);
+      rows.set(k.queue, await this.queues.require(c, k.queue));
     }
 
     const keys: bigint[] = [];
     const hashes = new Map<PreparedMessage, string>();
-    messages.forEach((m, i) => {
-      for (const qName of routes[i]!) {
-        const q = rows.get(qName)!;
-        if (q.ordering_mode === "group_fifo" && m.groupId === null) throw new GroupRequiredError();
-        if (q.ordering_mode === "strict_fifo") keys.push(xactLockKey(this.schema, "queue", qName));
-        else if (m.groupId !== null) keys.push(xactLockKey(this.schema, "group", qName, m.groupId));
-        if (m.uniqueKey !== null) keys.push(xactLockKey(this.schema, "unique", qName, m.uniqueKey));
-        if (q.dedup_window_ms > 0) {
-          let h = hashes.get(m);
-          if (!h) {
-            h = sha256(m.body);
-            hashes.set(m, h);
-          }
-          keys.push(xactLockKey(this.schema, "dedup", qName, dedupKey(m, h)));
+    for (const k of copies) {
+      const q = rows.get(k.queue)!;
+      const m = k.m;
+      if (q.ordering_mode === "group_fifo" && m.groupId === null) throw new GroupRequiredError();
+      if (q.ordering_mode === "strict_fifo") keys.push(xactLockKey(this.schema, "queue", k.queue));
+      else if (m.groupId !== null) keys.push(xactLockKey(this.schema, "group", k.queue, m.groupId));
+      if (m.uniqueKey !== null) keys.push(xactLockKey(this.schema, "unique", k.queue, m.uniqueKey));
+      if (q.dedup_window_ms > 0) {
+        let h = hashes.get(m);
+        if (!h) {
+          h = sha256(m.body);
+          hashes.set(m, h);
         }
+        keys.push(xactLockKey(this.schema, "dedup", k.queue, dedupKey(m, h)));
       }
-    });
+    }
     await lockAll(c, keys);
 
-    const out: SendOutcome = { seqs: [], activated: new Set(), scheduledFor: [] };
-    const outcomes = new Map<string, Outcome[]>();
+    const out: SendOutcome = { seqs: [], activated: new Set(), scheduledFor: [], published: [] };
     for (const qName of names) {
       const q = rows.get(qName)!;
-      const results: Outcome[] = new Array(messages.length);
-      outcomes.set(qName, results);
       let ttl = t.ttlMs;
       if (q.default_ttl_ms > 0 && (ttl <= 0 || ttl > q.default_ttl_ms)) ttl = q.default_ttl_ms;
-      const row = (m: PreparedMessage): Row => {
+      const row = (k: Copy): Row => {
+        const m = k.m;
         const visibleAt = m.delayMs > 0 ? Math.max(t.visibleAt, t.now + m.delayMs) : t.visibleAt;
         return {
           m,
@@ -161,22 +204,24 @@ export class PgInserter {
           expiresAt: ttl > 0 ? visibleAt + ttl : 0,
           // strict_fifo delivers in sequence order only: priority would break it, so it is not stored.
           priority: q.ordering_mode === "strict_fifo" ? 0 : m.priority,
+          topic: k.origin?.topic ?? null,
+          subscription: k.origin?.subscription ?? null,
         };
       };
-      const inserted = (i: number, r: Row, seq: number) => {
-        results[i] = { kind: "inserted", seq };
+      const inserted = (k: Copy, r: Row, seq: number) => {
+        k.outcome = { kind: "inserted", seq };
         if (r.state === "active") out.activated.add(qName);
         else out.scheduledFor.push(r.visibleAt);
       };
-      let run: { i: number; r: Row }[] = [];
+      let run: { k: Copy; r: Row }[] = [];
       const flush = async () => {
         if (run.length === 0) return;
         const batch = run;
         run = [];
         if (batch.length === 1) {
-          const { i, r } = batch[0]!;
+          const { k, r } = batch[0]!;
           const [ins] = await c.q<{ id: number }>(INSERT_ONE, oneRow(qName, r, t.now));
-          inserted(i, r, ins!.id);
+          inserted(k, r, ins!.id);
           return;
         }
         const rs = batch.map((b) => b.r);
@@ -198,20 +243,22 @@ export class PgInserter {
             rs.map((r) => r.m.body),
             rs.map((r) => r.m.maxDeliveries),
             rs.map((r) => r.m.lockDurationMs),
+            rs.map((r) => r.topic),
+            rs.map((r) => r.subscription),
           ])
         )
           .map((x) => x.id)
           .sort((a, b) => a - b);
-        batch.forEach((b, k) => {
-          inserted(b.i, b.r, ids[k]!);
+        batch.forEach((b, n) => {
+          inserted(b.k, b.r, ids[n]!);
         });
       };
-      for (let i = 0; i < messages.length; i++) {
-        if (!routes[i]!.includes(qName)) continue;
-        const m = messages[i]!;
-        const r = row(m);
+      for (const k of copies) {
+        if (k.queue !== qName) continue;
+        const m = k.m;
+        const r = row(k);
         if (m.uniqueKey === null && q.dedup_window_ms <= 0) {
-          run.push({ i, r });
+          run.push({ k, r });
           continue;
         }
         await flush();
@@ -219,13 +266,13 @@ export class PgInserter {
           // A live message holds its key: the send answers with it (like a dedup hit).
           const [live] = await c.q<{ id: number }>(FIND_LIVE, [qName, m.uniqueKey]);
           if (live) {
-            results[i] = { kind: "duplicate", seq: live.id };
+            k.outcome = { kind: "duplicate", seq: live.id };
             continue;
           }
         }
         if (q.dedup_window_ms <= 0) {
           const [ins] = await c.q<{ id: number }>(INSERT_ONE, oneRow(qName, r, t.now));
-          inserted(i, r, ins!.id);
+          inserted(k, r, ins!.id);
           continue;
         }
         const hash = hashes.get(m)!;
@@ -236,36 +283,77 @@ export class PgInserter {
           t.now - q.dedup_window_ms,
         ]);
         if (seen) {
-          results[i] =
+          k.outcome =
             seen.request_hash === hash ? { kind: "duplicate", seq: seen.seq_number } : { kind: "conflict" };
           continue;
         }
         const [ins] = await c.q<{ id: number }>(INSERT_DEDUPED, [...oneRow(qName, r, t.now), key, hash]);
-        inserted(i, r, ins!.id);
+        inserted(k, r, ins!.id);
       }
       await flush();
     }
 
     const single = messages.length === 1;
-    messages.forEach((_m, i) => {
+    for (let i = 0; i < messages.length; i++) {
       let slot = 0;
       let conflict = false;
-      for (const qName of routes[i]!) {
-        const r = outcomes.get(qName)![i]!;
+      const result: PublishResult = { deliveries: [] };
+      for (const k of copies) {
+        if (k.i !== i) continue;
+        const r = k.outcome!;
         if (r.kind === "conflict") {
           conflict = true;
           continue;
         }
         slot = r.seq;
+        if (isTopic) {
+          const d: Delivery = { subscription: k.sub, kind: k.kind, queue: k.queue, seqNumber: r.seq };
+          if (r.kind === "duplicate") d.duplicate = true;
+          result.deliveries.push(d);
+        }
       }
       if (single && conflict && slot === 0) {
         throw new AlreadyExistsError(
           "mqlite: a message with this id and a different body was sent within the dedup window",
         );
       }
+      if (toLog[i] || declared) {
+        const m = messages[i]!;
+        let expiresAt = t.ttlMs > 0 ? t.now + t.ttlMs : 0;
+        if (
+          expiresAt === 0 &&
+          !toLog[i] &&
+          declared?.retention_ms !== null &&
+          declared?.retention_ms !== undefined
+        ) {
+          expiresAt = t.now + declared.retention_ms;
+        }
+        const [row] = await c.q<{ id: number }>(INSERT_LOG, [
+          name,
+          t.now,
+          expiresAt,
+          m.messageId,
+          m.correlationId,
+          m.contentType,
+          m.subject,
+          m.propertiesJson,
+          m.body,
+        ]);
+        result.logId = row!.id;
+      }
       out.seqs.push(slot);
-    });
+      out.published.push(result);
+    }
     return out;
+  }
+
+  /** A declared topic's row (only a topic may be declared; none is a queue). */
+  async declared(c: Conn, name: string): Promise<{ retention_ms: number | null } | undefined> {
+    const [row] = await c.q<{ retention_ms: number | null }>(
+      "SELECT retention_ms FROM topics WHERE name = $1",
+      [name],
+    );
+    return row;
   }
 
   /**
@@ -318,7 +406,7 @@ export class PgInserter {
       rs.map((r) => r.m.lockDurationMs),
       q.version,
     ]);
-    const out: SendOutcome = { seqs: [], activated: new Set(), scheduledFor: [] };
+    const out: SendOutcome = { seqs: [], activated: new Set(), scheduledFor: [], published: [] };
     if (!row || row.fresh === 0) return { fresh: false, out };
     out.seqs = row.ids.map(Number);
     for (const r of rs) {
@@ -330,7 +418,7 @@ export class PgInserter {
 
   /** Whether a subscription takes a copy: not paused, and its filter says yes (fail-closed). */
   private accepts(x: Target, m: PreparedMessage, t: SendTiming): boolean {
-    if (x.paused || x.kind !== "queue") return false;
+    if (x.paused) return false;
     if (!x.filter) return true;
     return x.filter.matches(filterMessage(m, t.now, t.visibleAt), (err) =>
       this.logger.warn(
@@ -347,6 +435,8 @@ interface Row {
   state: "active" | "scheduled";
   expiresAt: number;
   priority: number;
+  topic: string | null;
+  subscription: string | null;
 }
 
 function oneRow(queue: string, r: Row, now: number): unknown[] {
@@ -369,6 +459,8 @@ function oneRow(queue: string, r: Row, now: number): unknown[] {
     m.maxDeliveries,
     m.lockDurationMs,
     m.uniqueKey,
+    r.topic,
+    r.subscription,
   ];
 }
 

@@ -19,6 +19,19 @@ import type {
   WorkerRecord,
 } from "../contract/job-service.js";
 import type {
+  DeclaredTopic,
+  DeclareTopicOptions,
+  LeaseTopicOptions,
+  LogSubscribeOptions,
+  PublishResult,
+  ReadTopicOptions,
+  ReapOptions,
+  TaskSubscribeOptions,
+  TopicBacklog,
+  TopicLogStat,
+  TopicMessage,
+} from "../contract/topic-service.js";
+import type {
   AbandonOptions,
   BrokerStatus,
   CompleteItem,
@@ -47,12 +60,22 @@ import { MESSAGE_STATES } from "../contract/types.js";
 import { RECEIVE_BODY_BUDGET } from "../engine/claim.js";
 import { validateGates } from "../engine/claim-gates.js";
 import { type DlqBounds, NO_DLQ_BOUNDS } from "../engine/dead-letters.js";
+import {
+  DEFAULT_TOPIC_READ,
+  DEFAULT_VISIBILITY_MS,
+  EPHEMERAL_GRACE_MS,
+  EPHEMERAL_LIVENESS_MS,
+  MAX_TOPIC_READ,
+  TOPIC_PURGE_LIMIT,
+} from "../engine/fanout.js";
 import { compileFilter, testFilter } from "../engine/filters.js";
 import { type Logger, stderrLogger } from "../engine/logger.js";
 import { Loops, type MaintenanceStep } from "../engine/loops.js";
 import { emptyResult, type MaintenanceResult } from "../engine/maintenance.js";
 import { type MessageRow, peekedMessage } from "../engine/message-row.js";
 import { type PreparedMessage, prepareMessages } from "../engine/outgoing.js";
+import { taskSpec } from "../engine/subscriptions.js";
+import { type DeliveryCount, topicBacklog } from "../engine/topic-stats.js";
 import {
   clampCount,
   integer,
@@ -89,6 +112,7 @@ import { PgQueueRegistry, type PgQueueRow } from "./queue-registry.js";
 import { PgNamedLocks, PgRecords, PgWorkers } from "./records.js";
 import { type PgKeep, PgSettler } from "./settle.js";
 import { PgSubscriptions } from "./subscriptions.js";
+import { PgTopicLog } from "./topic-log.js";
 
 const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
 const MAX_RECEIVE = 256;
@@ -157,6 +181,7 @@ export class PostgresBroker implements Broker {
   /** Wake-ups of `awaitSettled`, keyed by sequence number. */
   private readonly settledWaiters: Waiters;
   private readonly records = new PgRecords();
+  private readonly topicLog = new PgTopicLog();
   private readonly gates = new PgGates();
   private readonly workers = new PgWorkers();
   private readonly namedLocks = new PgNamedLocks();
@@ -281,7 +306,7 @@ export class PostgresBroker implements Broker {
     c.afterCommit(() => {
       for (const q of what.activated) this.waiters.notify(q);
       for (const at of what.scheduledFor) this.loops.armScheduler(at);
-      this.publish(payloadsOf(what));
+      this.notifyNodes(payloadsOf(what));
     });
   }
 
@@ -292,7 +317,7 @@ export class PostgresBroker implements Broker {
    * queue's lock (through its WAL flush); this way data commits never wait for each other. A
    * notification lost with a crashed node costs other nodes' long-polls their wake-up, not data.
    */
-  private publish(payloads: string[]): void {
+  private notifyNodes(payloads: string[]): void {
     if (payloads.length === 0) return;
     for (const p of payloads) this.pending.add(p);
     if (!this.flushing) this.flushing = this.flush();
@@ -790,6 +815,15 @@ export class PostgresBroker implements Broker {
       await this.lockNamespace(c);
       const row = await this.subscriptions.unsubscribe(c, topic, name);
       if (row.kind === "queue") await this.dropQueue(c, name);
+      if (row.kind === "log") {
+        await this.topicLog.dropSubscription(c, topic, name);
+        if (
+          (await this.subscriptions.logSubscriptionCount(c, topic)) === 0 &&
+          !(await this.topicLog.isDeclared(c, topic))
+        ) {
+          await this.topicLog.dropTopic(c, topic);
+        }
+      }
     });
   }
 
@@ -812,6 +846,151 @@ export class PostgresBroker implements Broker {
   async testFilter(filter: string, sample?: FilterSample): Promise<TestFilterResult> {
     if (this.closing) throw new ClosedError();
     return testFilter(filter, sample, this.clock.now(), this.maxMessageBytes);
+  }
+
+  // --- job topics (TopicService) -----------------------------------------------------------------
+
+  async subscribeTask(topic: string, name: string, options: TaskSubscribeOptions): Promise<void> {
+    requireName(topic, "topic");
+    requireName(name, "subscription");
+    const spec = taskSpec(options, requireName, integer);
+    if (spec.filter) compileFilter(spec.filter, this.logger, true);
+    if (spec.queue === topic)
+      throw new NameConflictError("mqlite: a topic cannot deliver to a queue of its own name");
+    await this.write(async (c, now) => {
+      await this.lockNamespace(c);
+      await this.subscriptions.subscribeTask(c, pgName(topic), pgName(name), spec, now);
+    });
+  }
+
+  async subscribeLog(topic: string, name: string, options: LogSubscribeOptions = {}): Promise<void> {
+    const filter = (options.filter ?? "").trim() === "" ? "" : (options.filter as string);
+    requireName(topic, "topic");
+    requireName(name, "subscription");
+    if (filter) compileFilter(filter, this.logger, true);
+    await this.write(async (c, now) => {
+      await this.lockNamespace(c);
+      await this.subscriptions.subscribeLog(c, topic, name, filter, now);
+    });
+  }
+
+  async publish(topic: string, message: OutgoingMessage, options: SendOptions = {}): Promise<PublishResult> {
+    requireName(topic, "topic");
+    const scheduledAt = integer(options.scheduledAt, "scheduled_enqueue_time_ms");
+    if (scheduledAt < 0)
+      throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must not be negative");
+    const ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
+    if (Array.isArray(message)) throw new InvalidArgumentError("mqlite: publish takes one message");
+    const prepared = prepareMessages(message, this.maxMessageBytes);
+    return this.sendWithRetry(async (c, now) => {
+      if (await this.queues.get(c, topic)) {
+        throw new NameConflictError(`mqlite: "${topic}" is a queue, not a topic`);
+      }
+      if (scheduledAt > 0 && scheduledAt <= now) {
+        throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must be in the future");
+      }
+      const visibleAt = scheduledAt > 0 ? scheduledAt : now;
+      const out = await this.inserter.send(c, topic, prepared, { now, visibleAt, ttlMs });
+      this.wakeLocal(c, out);
+      return out.published[0]!;
+    });
+  }
+
+  async declareTopic(name: string, options: DeclareTopicOptions = {}): Promise<void> {
+    requireName(name, "topic");
+    const retention =
+      options.retentionMs === undefined || options.retentionMs === null
+        ? null
+        : nonNegativeDuration(options.retentionMs, "retention_ms");
+    await this.write(async (c, now) => {
+      await this.lockNamespace(c);
+      if (await this.queues.get(c, name))
+        throw new NameConflictError(`mqlite: "${name}" is the name of a queue`);
+      await this.topicLog.declare(c, name, retention, now);
+    });
+  }
+
+  listDeclaredTopics(): Promise<DeclaredTopic[]> {
+    return this.read((c) => this.topicLog.listDeclared(c));
+  }
+
+  async readTopic(topic: string, name: string, options: ReadTopicOptions = {}): Promise<TopicMessage[]> {
+    const limit = topicLimit(options.limit);
+    if (limit === 0) return [];
+    topic = pgName(topic);
+    name = pgName(name);
+    return this.read(async (c) => {
+      const sub = await this.subscriptions.row(c, topic, name);
+      if (sub?.kind !== "log") return [];
+      return this.topicLog.read(
+        c,
+        topic,
+        sub.cursor === null ? null : Number(sub.cursor),
+        limit,
+        this.clock.now(),
+        this.subscriptions.filterFor(sub),
+      );
+    });
+  }
+
+  async ackTopic(topic: string, name: string, id: number): Promise<boolean> {
+    const n = integer(id, "id");
+    return this.one((c) => this.subscriptions.ack(c, pgName(topic), pgName(name), n));
+  }
+
+  async leaseTopic(topic: string, name: string, options: LeaseTopicOptions = {}): Promise<TopicMessage[]> {
+    const visibility =
+      options.visibilityMs === undefined
+        ? DEFAULT_VISIBILITY_MS
+        : nonNegativeDuration(options.visibilityMs, "visibility_ms");
+    const limit = topicLimit(options.limit);
+    if (limit === 0) return [];
+    topic = pgName(topic);
+    name = pgName(name);
+    return this.write(async (c, now) => {
+      const sub = await this.subscriptions.row(c, topic, name);
+      if (sub?.kind !== "log") return [];
+      return this.topicLog.lease(c, topic, name, limit, visibility, now, this.subscriptions.filterFor(sub));
+    });
+  }
+
+  async ackMessage(topic: string, name: string, id: number): Promise<boolean> {
+    const n = integer(id, "id");
+    return this.one((c) => this.topicLog.ackMessage(c, pgName(topic), pgName(name), n));
+  }
+
+  async nackMessage(topic: string, name: string, id: number): Promise<boolean> {
+    const n = integer(id, "id");
+    return this.one((c) => this.topicLog.nackMessage(c, pgName(topic), pgName(name), n));
+  }
+
+  topicStats(topic?: string): Promise<TopicBacklog[]> {
+    return this.read(async (c) => {
+      const subs = (await this.subscriptions.rows(c)).filter(
+        (r) => r.kind === "task" && (topic === undefined || r.topic === topic),
+      );
+      const counts = await c.q<DeliveryCount>(
+        `SELECT topic, subscription, state, count(*)::int AS n, min(enqueued_at) AS oldest FROM messages
+         WHERE topic IS NOT NULL AND ($1::text IS NULL OR topic = $1) GROUP BY topic, subscription, state`,
+        [topic ?? null],
+      );
+      return topicBacklog(subs, counts);
+    });
+  }
+
+  topicLogStats(topic?: string): Promise<TopicLogStat[]> {
+    return this.read(async (c) => {
+      const subs = (await this.subscriptions.rows(c)).filter(
+        (r) => r.kind === "log" && (topic === undefined || r.topic === topic),
+      );
+      return this.topicLog.logStats(c, subs, this.clock.now());
+    });
+  }
+
+  async reapSubscriptions(options: ReapOptions = {}): Promise<number> {
+    const liveness = options.livenessMs ?? EPHEMERAL_LIVENESS_MS;
+    const grace = options.graceMs ?? EPHEMERAL_GRACE_MS;
+    return this.write((c, now) => this.subscriptions.reap(c, now - liveness, now - grace));
   }
 
   // --- the job face's capabilities (JobService) ------------------------------------------------
@@ -1050,7 +1229,10 @@ export class PostgresBroker implements Broker {
         this.nextDue = await m.nextScheduled(c);
       } else if (step === "expire") await m.expire(c, now, out);
       else if (step === "janitor") await m.janitor(c, now, out);
-      else await m.retention(c, this.dlqBounds, now, out);
+      else {
+        await m.retention(c, this.dlqBounds, now, out);
+        out.retentionDropped += await this.topicLog.compact(c, now, TOPIC_PURGE_LIMIT);
+      }
       this.wakeLocal(c, { activated: out.activated, scheduledFor: [] });
       this.notifySettled(c, out.settled);
       return out;
@@ -1093,6 +1275,14 @@ function keepOptions(options: CompleteOptions | undefined): PgKeep | undefined {
   const r = options?.result;
   const result = r === undefined || r === null ? null : Buffer.from(r.buffer, r.byteOffset, r.byteLength);
   return { retainMs, result };
+}
+
+/** A read's or lease's limit: absent 100, ≤0 nothing, at most 1000. */
+function topicLimit(limit: number | undefined): number {
+  if (limit === undefined || limit === null) return DEFAULT_TOPIC_READ;
+  const n = Math.trunc(Number(limit));
+  if (!Number.isFinite(n) || n <= 0) return 0;
+  return Math.min(n, MAX_TOPIC_READ);
 }
 
 /**

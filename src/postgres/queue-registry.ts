@@ -56,7 +56,11 @@ export class PgQueueRegistry {
   }
 
   async isLiveTopic(c: Conn, name: string): Promise<boolean> {
-    return (await c.q("SELECT 1 FROM subscriptions WHERE topic = $1 LIMIT 1", [name])).length > 0;
+    const rows = await c.q(
+      "SELECT 1 WHERE EXISTS (SELECT 1 FROM subscriptions WHERE topic = $1) OR EXISTS (SELECT 1 FROM topics WHERE name = $1)",
+      [name],
+    );
+    return rows.length > 0;
   }
 
   /**

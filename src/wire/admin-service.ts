@@ -26,6 +26,18 @@ export const ListQueuesResponse = z
   .strictObject({ queues: z.array(WireQueueInfo) })
   .meta({ id: "ListQueuesResponse" });
 
+/** The task and log fields of a ListSubscriptions entry (our extension, see TopicService). */
+const subscriptionDetailsShape = {
+  task: z.string().optional(),
+  queue: z.string().optional(),
+  durable: z.boolean().optional(),
+  owner: z.string().optional(),
+  priority: z.int().optional(),
+  max_delivery_count: z.int().optional(),
+  lock_duration_ms: z.int().optional(),
+  cursor: z.int().optional(),
+};
+
 export const WireSubscriptionInfo = z
   .strictObject({
     topic: z.string(),
@@ -34,6 +46,7 @@ export const WireSubscriptionInfo = z
     kind: z.string().meta({ description: "Extension: queue, task or log." }),
     paused: z.boolean().meta({ description: "Extension: a paused subscription receives no copies." }),
     created_at_ms: z.int().optional().meta({ description: "Extension." }),
+    ...subscriptionDetailsShape,
   })
   .meta({ id: "SubscriptionInfo" });
 

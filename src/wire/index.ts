@@ -22,3 +22,4 @@ export { Empty, SettleResponse } from "./primitives.js";
 export * from "./queue-config.js";
 export * from "./queue-service.js";
 export * from "./routes.js";
+export * from "./topic-service.js";

@@ -3,13 +3,14 @@ import * as admin from "./admin-service.js";
 import * as jobs from "./job-service.js";
 import { Empty, SettleResponse } from "./primitives.js";
 import * as queue from "./queue-service.js";
+import * as topics from "./topic-service.js";
 
 /** One RPC: `POST /mqlite.v1.<service>/<method>`. */
 export interface RpcRoute<
   Req extends z.ZodType | null = z.ZodType | null,
   Res extends z.ZodType = z.ZodType,
 > {
-  service: "QueueService" | "AdminService" | "JobService";
+  service: "QueueService" | "AdminService" | "JobService" | "TopicService";
   method: string;
   /** The request schema, or null when the body is ignored (ListQueues, ListSubscriptions, Status). */
   request: Req;
@@ -301,6 +302,111 @@ export const ROUTES = {
     jobs.ReleaseLockRequest,
     jobs.ReleaseLockResponse,
     "Release a named lease.",
+    true,
+  ),
+  // Job topics (TopicService of the contract).
+  subscribeTask: rpc(
+    "TopicService",
+    "SubscribeTask",
+    topics.SubscribeTaskRequest,
+    Empty,
+    "Create or update a task subscription.",
+    true,
+  ),
+  subscribeLog: rpc(
+    "TopicService",
+    "SubscribeLog",
+    topics.SubscribeLogRequest,
+    Empty,
+    "Create a log subscription, or update its filter.",
+    true,
+  ),
+  publish: rpc(
+    "TopicService",
+    "Publish",
+    topics.PublishRequest,
+    topics.PublishResponse,
+    "Publish one message and return every copy.",
+    true,
+  ),
+  declareTopic: rpc(
+    "TopicService",
+    "DeclareTopic",
+    topics.DeclareTopicRequest,
+    Empty,
+    "Declare a topic (its log keeps publishes).",
+    true,
+  ),
+  listDeclaredTopics: rpc(
+    "TopicService",
+    "ListDeclaredTopics",
+    null,
+    topics.ListDeclaredTopicsResponse,
+    "Declared topics, by name.",
+    true,
+  ),
+  readTopic: rpc(
+    "TopicService",
+    "ReadTopic",
+    topics.ReadTopicRequest,
+    topics.TopicMessagesResponse,
+    "The log messages after a log subscription's cursor.",
+    true,
+  ),
+  ackTopic: rpc(
+    "TopicService",
+    "AckTopic",
+    topics.TopicCursorRequest,
+    topics.TopicOkResponse,
+    "Move a log subscription's cursor.",
+    true,
+  ),
+  leaseTopic: rpc(
+    "TopicService",
+    "LeaseTopic",
+    topics.LeaseTopicRequest,
+    topics.TopicMessagesResponse,
+    "Lease log messages one by one.",
+    true,
+  ),
+  ackMessage: rpc(
+    "TopicService",
+    "AckMessage",
+    topics.TopicCursorRequest,
+    topics.TopicOkResponse,
+    "Acknowledge a leased log message.",
+    true,
+  ),
+  nackMessage: rpc(
+    "TopicService",
+    "NackMessage",
+    topics.TopicCursorRequest,
+    topics.TopicOkResponse,
+    "Give a leased log message back.",
+    true,
+  ),
+  topicStats: rpc(
+    "TopicService",
+    "TopicStats",
+    topics.TopicRef,
+    topics.TopicStatsResponse,
+    "The backlog of every task subscription.",
+    true,
+  ),
+  topicLogStats: rpc(
+    "TopicService",
+    "TopicLogStats",
+    topics.TopicRef,
+    topics.TopicLogStatsResponse,
+    "The lag of every log subscription.",
+    true,
+  ),
+  reapSubscriptions: rpc(
+    "TopicService",
+    "ReapSubscriptions",
+    topics.ReapSubscriptionsRequest,
+    topics.ReapSubscriptionsResponse,
+    "Remove ephemeral subscriptions whose worker stopped heartbeating.",
     true,
   ),
 } as const;

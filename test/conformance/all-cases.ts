@@ -17,3 +17,4 @@ import "./cases/topics.case.js";
 import "./cases/filters.case.js";
 import "./cases/job-messages.case.js";
 import "./cases/job-coordination.case.js";
+import "./cases/job-topics.case.js";

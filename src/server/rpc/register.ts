@@ -18,8 +18,9 @@ import { adminHandlers } from "./admin-handlers.js";
 import type { Handler, Handlers, RpcContext } from "./context.js";
 import { jobHandlers } from "./job-handlers.js";
 import { queueHandlers } from "./queue-handlers.js";
+import { topicHandlers } from "./topic-handlers.js";
 
-const handlers: Handlers = { ...queueHandlers, ...adminHandlers, ...jobHandlers };
+const handlers: Handlers = { ...queueHandlers, ...adminHandlers, ...jobHandlers, ...topicHandlers };
 
 /** Long-polls: they end early when the client goes away or a graceful stop begins. */
 const LONG_POLLS: ReadonlySet<RouteName> = new Set(["receive", "receiveAny", "awaitSettled"]);
