@@ -147,6 +147,21 @@ describe("console: jobs, from queue.dashboard() (headless Chromium)", () => {
     assert.match(shown, /(now|ago)/);
   });
 
+  it("shows task and log subscriptions with their backlog, cursor and lag", async () => {
+    const broker = await queue.broker();
+    await broker.subscribeTask("signups", "welcome-mail", { task: "resize", queue: "mail" });
+    await broker.subscribeLog("signups", "analytics");
+    await broker.publish("signups", { body: "[2, 2]", subject: "user.created" });
+    await broker.publish("signups", { body: "[4, 4]", subject: "user.created" });
+    await page.goto(`${dashboard.apiUrl}/ui/#/topics`);
+    const log = page.locator('tr[data-sub="analytics"]');
+    await log.getByTestId("backlog").filter({ hasText: "lag 2" }).waitFor();
+    const task = page.locator('tr[data-sub="welcome-mail"]');
+    await task.getByText("task resize").waitFor();
+    assert.match(await text(task), /durable/);
+    await shot(page, "job-topics", { fullPage: true });
+  });
+
   it("signs in to another broker's URL (CORS) and reads its queues", async () => {
     let other: ConsoleServer | undefined;
     try {

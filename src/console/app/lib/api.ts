@@ -31,6 +31,9 @@ const PATHS = {
   browse: "JobService/Browse",
   messageErrors: "JobService/MessageErrors",
   listWorkers: "JobService/ListWorkers",
+  topicStats: "TopicService/TopicStats",
+  topicLogStats: "TopicService/TopicLogStats",
+  listDeclaredTopics: "TopicService/ListDeclaredTopics",
 } as const satisfies Partial<Record<RouteName, string>>;
 
 export type ApiRoute = keyof typeof PATHS;

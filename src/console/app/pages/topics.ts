@@ -1,14 +1,16 @@
 import { html } from "htm/preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
+import type { ResponseOf } from "../../../wire/routes.js";
 import { FilterEditor, type FilterResult } from "../components/filter-editor.js";
 import { type Draft, DraftFields, draftToWire } from "../components/send-form.js";
 import { Badge, Card, Empty, Modal, TableWrap, TextField, useDebounced } from "../components/ui.js";
 import { attempt, confirmAction, notify } from "../lib/feedback.js";
-import { count } from "../lib/format.js";
+import { configDuration, count, relative } from "../lib/format.js";
 import { live, type QueueSnapshot, type SubscriptionSnapshot } from "../lib/live.js";
 import { href } from "../lib/router.js";
 import { api } from "../lib/session.js";
 import { useStore } from "../lib/store.js";
+import { useAsync } from "../lib/use-async.js";
 
 const SAMPLE: Draft = {
   body: '{"amount": 250, "currency": "EUR"}',
@@ -60,6 +62,31 @@ function useDryRun(subs: SubscriptionSnapshot[], sample: object | undefined): Ma
   return results;
 }
 
+type TaskBacklog = ResponseOf<"topicStats">["subscriptions"][number];
+type LogStat = ResponseOf<"topicLogStats">["subscriptions"][number];
+
+/** Task subscriptions' backlogs and log subscriptions' cursors and lag, per topic (every 3 s). */
+function useJobTopicStats(subs: SubscriptionSnapshot[], at: number) {
+  const topics = [...new Set(subs.filter((s) => s.kind !== "queue").map((s) => s.topic))].sort();
+  const tick = Math.floor(at / 3000);
+  const stats = useAsync(async () => {
+    const tasks = new Map<string, TaskBacklog>();
+    const logs = new Map<string, LogStat>();
+    await Promise.all(
+      topics.map(async (topic) => {
+        const [t, l] = await Promise.all([
+          api().call("topicStats", { topic }),
+          api().call("topicLogStats", { topic }),
+        ]);
+        for (const x of t.subscriptions) tasks.set(key({ topic, name: x.subscription }), x);
+        for (const x of l.subscriptions) logs.set(key({ topic, name: x.subscription }), x);
+      }),
+    );
+    return { tasks, logs };
+  }, [topics.join("\u0000"), tick]);
+  return stats.data ?? { tasks: new Map<string, TaskBacklog>(), logs: new Map<string, LogStat>() };
+}
+
 function Verdict(props: { sub: SubscriptionSnapshot; result: FilterResult | undefined }) {
   const r = props.result;
   if (!r) return html`<span class="muted">…</span>`;
@@ -72,11 +99,20 @@ function Verdict(props: { sub: SubscriptionSnapshot; result: FilterResult | unde
 function SubscriptionRow(props: {
   sub: SubscriptionSnapshot;
   queue: QueueSnapshot | undefined;
+  task: TaskBacklog | undefined;
+  log: LogStat | undefined;
   result: FilterResult | undefined;
   onEdit: () => void;
 }) {
-  const { sub, queue: q } = props;
-  const backlog = q ? q.active + q.locked + q.deferred + q.scheduled : undefined;
+  const { sub, queue: q, task, log } = props;
+  const backlog = q
+    ? count(q.active + q.locked + q.deferred + q.scheduled)
+    : task
+      ? `${count(task.pending + task.running)}`
+      : log
+        ? `lag ${count(log.lag)}`
+        : "—";
+  const dead = q ? count(q.dead_lettered) : task ? count(task.dead) : "—";
   const toggle = () =>
     attempt(
       () =>
@@ -100,12 +136,29 @@ function SubscriptionRow(props: {
       );
   };
   return html`<tr data-sub=${sub.name}>
-    <th scope="row">${sub.kind === "queue" ? html`<a href=${href("queues", sub.name)}>${sub.name}</a>` : sub.name}</th>
-    <td><${Badge} tone="muted">${sub.kind}<//></td>
+    <th scope="row">
+      ${sub.kind === "queue" ? html`<a href=${href("queues", sub.name)}>${sub.name}</a>` : sub.name}
+      ${
+        task &&
+        html`<div class="sub-detail">
+        task <a href=${`#/jobs?task=${encodeURIComponent(task.task)}&queue=${encodeURIComponent(task.queue)}`}>${task.task}</a>${` on ${task.queue}`}
+      </div>`
+      }
+      ${
+        log &&
+        html`<div class="sub-detail">
+        cursor ${log.cursor ?? "at the start"}${log.oldest_unacked_at_ms ? ` · oldest unacked ${relative(log.oldest_unacked_at_ms)}` : ""}
+      </div>`
+      }
+    </th>
+    <td>
+      <${Badge} tone="muted">${sub.kind}<//>
+      ${task && html` <${Badge} tone=${task.durable ? "info" : "warn"}>${task.durable ? "durable" : "ephemeral"}<//>`}
+    </td>
     <td class="mono filter-cell">${sub.expr ?? html`<span class="muted">match all</span>`}</td>
     <td>${sub.paused ? html`<${Badge} tone="warn">paused<//>` : html`<${Badge} tone="ok">active<//>`}</td>
-    <td class="num">${backlog === undefined ? "—" : count(backlog)}</td>
-    <td class="num">${q ? count(q.dead_lettered) : "—"}</td>
+    <td class="num" data-testid="backlog">${backlog}</td>
+    <td class="num">${dead}</td>
     <td data-testid="dry-run"><${Verdict} sub=${sub} result=${props.result} /></td>
     <td><div class="row-actions">
       <button type="button" class="small" onClick=${toggle}>${sub.paused ? "Resume" : "Pause"}</button>
@@ -167,7 +220,11 @@ export function Topics() {
   const subs = snap?.subscriptions ?? [];
   const wire = useMemo(() => sampleWire(sample), [sample]);
   const results = useDryRun(subs, wire);
+  const jobStats = useJobTopicStats(subs, snap?.at_ms ?? 0);
+  const declared = useAsync(() => api().call("listDeclaredTopics"), [subs.length]);
+  const declaredByName = new Map((declared.data?.topics ?? []).map((t) => [t.name, t]));
   const byTopic = new Map<string, SubscriptionSnapshot[]>();
+  for (const t of declaredByName.keys()) byTopic.set(t, []);
   for (const s of subs) byTopic.set(s.topic, [...(byTopic.get(s.topic) ?? []), s]);
   const queues = new Map((snap?.queues ?? []).map((q) => [q.name, q]));
 
@@ -203,14 +260,21 @@ export function Topics() {
                     return r?.valid && r.matched && !s.paused;
                   });
                   const known = list.every((s) => results.has(key(s)));
-                  const dropped = wire && known && routed.length === 0;
+                  // A declared topic keeps every publish in its log, so nothing is dropped there.
+                  const dropped = wire && known && routed.length === 0 && !declaredByName.has(topic);
                   return html`<${Card}
                   key=${topic}
                   class="topic"
                   title=${html`${topic} ${dropped && html`<${Badge} tone="danger" title="No subscription would take the sample">message is dropped<//>`}`}
                   actions=${html`<button type="button" class="small" onClick=${() => publish(topic)}>Publish sample</button>`}
                 >
-                  <p class="muted">${list.length} subscription${list.length === 1 ? "" : "s"}${wire && known ? ` · the sample goes to ${routed.length}` : ""}</p>
+<p class="muted">
+                    ${list.length} subscription${list.length === 1 ? "" : "s"}${wire && known ? ` · the sample goes to ${routed.length}` : ""}
+                    ${
+                      declaredByName.has(topic) &&
+                      html` · <${Badge} tone="info">declared<//> log kept ${configDuration(declaredByName.get(topic)?.retention_ms, "until consumed")}`
+                    }
+                  </p>
                   <${TableWrap} label=${`Subscriptions of ${topic}`}>
                     <table class="data subs" data-topic=${topic}>
                       <thead>
@@ -230,7 +294,9 @@ export function Topics() {
                           (s) => html`<${SubscriptionRow}
                             key=${s.name}
                             sub=${s}
-                            queue=${queues.get(s.name)}
+                            queue=${s.kind === "queue" ? queues.get(s.name) : undefined}
+                            task=${jobStats.tasks.get(key(s))}
+                            log=${jobStats.logs.get(key(s))}
                             result=${results.get(key(s))}
                             onEdit=${() => setEditing(s)}
                           />`,
