@@ -57,7 +57,7 @@ export interface SubscriptionDetails {
 
 /** What one publish did. */
 export interface PublishResult {
-  /** The copies and jobs stored (or, for a unique key, the live ones returned), in subscription-name order. */
+  /** The copies and jobs stored (or, for a unique key, the live ones returned), in subscription creation order. */
   deliveries: Delivery[];
   /** The id of the topic-log row, when one was stored. */
   logId?: number;

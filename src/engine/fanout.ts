@@ -67,6 +67,18 @@ export function taskDelivery(m: PreparedMessage, t: Target): PreparedMessage {
   };
 }
 
+/** A publish's copies in subscription creation order (time, then insertion position). */
+export function byCreation<D extends { subscription: string }>(deliveries: D[], targets: Target[]): D[] {
+  if (deliveries.length < 2) return deliveries;
+  const rank = new Map(targets.map((t) => [t.name, t]));
+  return deliveries.sort((a, b) => {
+    const x = rank.get(a.subscription);
+    const y = rank.get(b.subscription);
+    if (!x || !y) return 0;
+    return x.createdAt - y.createdAt || x.position - y.position;
+  });
+}
+
 /** A stored log row. */
 export interface TopicMessageRow {
   id: number;

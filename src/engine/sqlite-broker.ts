@@ -70,6 +70,7 @@ import { Claimer, RECEIVE_BODY_BUDGET } from "./claim.js";
 import { ClaimGates, validateGates } from "./claim-gates.js";
 import { type DlqBounds, NO_DLQ_BOUNDS } from "./dead-letters.js";
 import {
+  byCreation,
   DEFAULT_TOPIC_READ,
   DEFAULT_VISIBILITY_MS,
   EPHEMERAL_GRACE_MS,
@@ -505,6 +506,7 @@ export class SqliteBroker implements Broker {
         );
       }
       out.seqs.push(slot);
+      if (targets) byCreation(result.deliveries, targets);
       out.published.push(result);
     }
     return out;

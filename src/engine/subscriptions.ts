@@ -16,6 +16,9 @@ export interface Target {
   /** Task subscriptions: the task (the deliveries' subject) and the queue the deliveries go to. */
   task?: string;
   queue?: string;
+  /** Creation order: when, then the row's insertion position (a publish returns its copies in this order). */
+  createdAt: number;
+  position: number;
   /** Delivery settings of a task subscription (null / 0: unset). */
   priority?: number | null;
   maxDeliveries?: number;
@@ -37,6 +40,7 @@ export interface SubscriptionRow {
   max_deliveries: number;
   lock_duration_ms: number;
   cursor: number | null;
+  position?: number;
 }
 
 /** A subscription row as `listSubscriptions` reports it. */
@@ -163,7 +167,7 @@ export class Subscriptions {
     private readonly queues: QueueRegistry,
     private readonly compile: (source: string) => MessageFilter,
   ) {
-    this.byTopic = db.prepare("SELECT * FROM subscriptions WHERE topic = ? ORDER BY name");
+    this.byTopic = db.prepare("SELECT *, rowid AS position FROM subscriptions WHERE topic = ? ORDER BY name");
     this.byName = db.prepare("SELECT * FROM subscriptions WHERE name = ? AND kind = 'queue'");
     this.one = db.prepare("SELECT * FROM subscriptions WHERE topic = ? AND name = ?");
     this.all = db.prepare("SELECT * FROM subscriptions ORDER BY topic, name");
@@ -338,6 +342,8 @@ export class Subscriptions {
       kind: r.kind,
       paused: r.paused === 1,
       filter: r.filter ? this.compile(r.filter) : undefined,
+      createdAt: r.created_at,
+      position: r.position ?? 0,
     };
     if (r.kind === "task") {
       t.task = r.task ?? "";

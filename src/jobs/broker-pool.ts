@@ -1,28 +1,32 @@
-import { openBroker } from "../engine/open.js";
-import type { SqliteBroker } from "../engine/sqlite-broker.js";
+import type { Broker } from "../contract/broker.js";
+import { isPostgresDsn, type OpenOptions, openBroker } from "../open.js";
 import { isMemoryPath, normalizePath } from "../store/database.js";
 
 interface Entry {
-  broker: Promise<SqliteBroker>;
+  broker: Promise<Broker>;
   refs: number;
 }
 
 const open = new Map<string, Entry>();
 
 /**
- * One embedded broker per file per process: every `Queue` on the same `dbPath` shares it, so a
- * producer's enqueue wakes a worker's long-poll in-process (no polling) and one connection serves
- * all. `:memory:` is never shared (each opener gets its own database).
+ * One broker per location per process: every `Queue` on the same SQLite file (or the same
+ * PostgreSQL database and schema) shares it, so a producer's enqueue wakes a worker's long-poll
+ * in-process (no polling) and one connection (pool) serves all. `:memory:` is never shared (each
+ * opener gets its own database). The engine is picked by location, as `openBroker` does.
  */
-export function acquireBroker(path: string): { broker: Promise<SqliteBroker>; release: () => Promise<void> } {
-  if (isMemoryPath(path)) {
-    const broker = openBroker(path);
+export function acquireBroker(
+  location: string,
+  options: OpenOptions = {},
+): { broker: Promise<Broker>; release: () => Promise<void> } {
+  if (isMemoryPath(location)) {
+    const broker = openBroker(location, options);
     return { broker, release: async () => (await broker).close() };
   }
-  const key = normalizePath(path);
+  const key = isPostgresDsn(location) ? `${location}#${options.schema ?? ""}` : normalizePath(location);
   let entry = open.get(key);
   if (!entry) {
-    entry = { broker: openBroker(path), refs: 0 };
+    entry = { broker: openBroker(location, options), refs: 0 };
     open.set(key, entry);
     entry.broker.catch(() => open.delete(key));
   }

@@ -12,6 +12,7 @@ import {
 } from "./job-record.js";
 import { engineQueue } from "./naming.js";
 import { encodeNotes } from "./notes.js";
+import { serializeCall } from "./serializer.js";
 import type { EnqueueOptions } from "./types.js";
 
 /** One job ready to send: its engine queue and message. */
@@ -53,7 +54,7 @@ export class Enqueuer {
     const delayMs = nonNegative(o.delayMs, "delayMs") ?? 0;
     const queue = o.queue ?? "default";
     const message: OutgoingMessage = {
-      body: this.core.serializer.serialize(ctx.args),
+      body: serializeCall(this.core.serializer, ctx.args),
       subject: taskName,
       priority: Math.trunc(o.priority ?? 0),
       maxDeliveryCount: maxRetries + 1,

@@ -4,6 +4,7 @@
  * @module
  */
 export type { RetryBackoff } from "./backoff.js";
+export { CborSerializer } from "./cbor.js";
 export { currentJob, type JobContext } from "./context.js";
 export type { Dashboard, DashboardOptions } from "./dashboard.js";
 export {
@@ -27,6 +28,7 @@ export {
   type TaskName,
 } from "./queue.js";
 export type { RateLimit } from "./rate-limit.js";
-export { JsonSerializer, type Serializer } from "./serializer.js";
+export { deserializeCall, JsonSerializer, type Serializer, serializeCall } from "./serializer.js";
+export type * from "./topic-types.js";
 export type * from "./types.js";
 export { Worker } from "./worker.js";

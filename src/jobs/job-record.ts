@@ -11,6 +11,8 @@ export const DEFAULT_MAX_RETRIES = 3;
 /** Message property keys of the job fields that have no column of their own. */
 export const PROP_METADATA = "metadata";
 export const PROP_NOTES = "notes";
+/** A job's own result retention (ms), set by a publish's `resultTtlMs`. */
+export const PROP_RESULT_TTL = "result_ttl_ms";
 
 /** A job's status from its message's state (a scheduled message that was delivered before is backing off: `failed`). */
 export function statusOf(state: MessageState | undefined, deliveryCount: number): JobStatus {

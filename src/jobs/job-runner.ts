@@ -4,8 +4,15 @@ import { backoffDelay } from "./backoff.js";
 import { type JobContext, runInJob } from "./context.js";
 import type { QueueCore } from "./core.js";
 import { JobCancelledError, JobTimeoutError, SerializationError, TaskNotRegisteredError } from "./errors.js";
-import { DEFAULT_MAX_RETRIES, maxRetriesOf, PROP_METADATA, timeoutOf } from "./job-record.js";
+import {
+  DEFAULT_MAX_RETRIES,
+  maxRetriesOf,
+  PROP_METADATA,
+  PROP_RESULT_TTL,
+  timeoutOf,
+} from "./job-record.js";
 import { splitEngineQueue } from "./naming.js";
+import { deserializeCall } from "./serializer.js";
 import type { OutcomeEvent, TaskContext } from "./types.js";
 
 /** A job this worker is running. */
@@ -79,7 +86,11 @@ export class JobRunner {
     const jobId = String(m.seqNumber);
     const queue = splitEngineQueue(job.queue).queue;
     const task = this.core.tasks.get(taskName);
-    const retainMs = task?.options.resultTtlMs ?? this.core.resultTtlMs;
+    const ownTtl = m.properties?.[PROP_RESULT_TTL];
+    const retainMs =
+      ownTtl !== undefined && /^\d+$/.test(ownTtl)
+        ? Number(ownTtl)
+        : (task?.options.resultTtlMs ?? this.core.resultTtlMs);
     const event = (extra: Partial<OutcomeEvent> = {}): OutcomeEvent => ({
       jobId,
       taskName,
@@ -128,15 +139,14 @@ export class JobRunner {
     const task = this.core.tasks.get(taskName);
     if (!task)
       return { ok: false, error: new TaskNotRegisteredError(taskName), timedOut: false, alwaysRetry: false };
-    let args: unknown;
+    let list: unknown[];
     try {
-      args = this.core.serializer.deserialize(m.body);
+      list = deserializeCall(this.core.serializer, m.body);
     } catch (err) {
       const error =
         err instanceof SerializationError ? err : new SerializationError(String(err), { cause: err });
       return { ok: false, error, timedOut: false, alwaysRetry: true };
     }
-    const list = Array.isArray(args) ? args : args === undefined ? [] : [args];
     const timeoutMs = timeoutOf(m.lockDurationMs);
     const ctx: TaskContext = { jobId: String(m.seqNumber), taskName, args: list, attempt: m.deliveryCount };
     const metadata = m.properties?.[PROP_METADATA];

@@ -14,6 +14,17 @@ import { parseRateLimit } from "./rate-limit.js";
 import { peekResult, waitForResult } from "./results.js";
 import { JsonSerializer } from "./serializer.js";
 import type {
+  DeclaredTopic,
+  LogConsumerOptions,
+  PublishOptions,
+  SubscriberOptions,
+  Subscription,
+  TopicLogStat,
+  TopicMessage,
+  TopicStat,
+} from "./topic-types.js";
+import { Topics } from "./topics.js";
+import type {
   DeadJob,
   EnqueueOptions,
   Job,
@@ -70,6 +81,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
   private readonly enqueuer: Enqueuer;
   private readonly inspector: Inspector;
   private readonly periodic: PeriodicScheduler;
+  private readonly topics: Topics;
   private readonly workers = new Set<Worker>();
   private readonly brokerPromise: Promise<Broker>;
   private resolvedBroker: Broker | undefined;
@@ -80,7 +92,8 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     if (options.broker) {
       this.brokerPromise = Promise.resolve(options.broker);
     } else {
-      const pooled = acquireBroker(options.dbPath ?? DEFAULT_DB_PATH);
+      const location = options.dsn || options.dbPath || DEFAULT_DB_PATH;
+      const pooled = acquireBroker(location, options.schema ? { schema: options.schema } : {});
       this.brokerPromise = pooled.broker;
       this.release = pooled.release;
     }
@@ -109,6 +122,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     this.enqueuer = new Enqueuer(this.core);
     this.inspector = new Inspector(this.core);
     this.periodic = new PeriodicScheduler(this.core);
+    this.topics = new Topics(this.core);
   }
 
   /** The broker the queue runs on. */
@@ -358,12 +372,150 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     return this.periodic.setEnabled(name, true);
   }
 
+  // --- topic pub/sub --------------------------------------------------------------------------------
+
+  /**
+   * Registers `handler` as the task `taskName` and subscribes it to `topic`: every publish becomes one
+   * ordinary job of that task (its own retries, DLQ, middleware, rate limits). The subscription is
+   * written by `declareSubscriptions()` or when a worker starts (an ephemeral one, `durable: false`,
+   * only by a worker, which owns it). Re-registering the same (topic, subscription name) replaces it.
+   */
+  subscriber<N extends string, H extends TaskHandler>(
+    topic: string,
+    taskName: N,
+    handler: H,
+    options: SubscriberOptions = {},
+  ): Queue<T & Record<N, H>> {
+    const {
+      subscriptionName: _n,
+      queue: _q,
+      durable: _d,
+      priority: _p,
+      filter: _f,
+      ...taskOptions
+    } = options;
+    this.topics.addSubscriber(topic, taskName, options);
+    return this.task(taskName, handler, taskOptions);
+  }
+
+  /** Writes the durable subscribers registered in this process, and the managed consumers' log subscriptions. */
+  declareSubscriptions(): Promise<void> {
+    return this.topics.declareSubscriptions();
+  }
+
+  /**
+   * Publishes to a topic: one job per active fan-out subscription (`[]` when there is none), and one
+   * log message when the topic has log subscribers or is declared. The arguments are encoded once
+   * with the queue's serializer.
+   */
+  publish(topic: string, args: unknown[] = [], options: PublishOptions = {}): Promise<Job[]> {
+    this.assertOpen();
+    return this.topics.publish(topic, args, options);
+  }
+
+  /** Stops deliveries to a subscription (it is kept). False when it does not exist. */
+  pauseSubscription(topic: string, name: string): Promise<boolean> {
+    return this.topics.pause(topic, name);
+  }
+
+  resumeSubscription(topic: string, name: string): Promise<boolean> {
+    return this.topics.resume(topic, name);
+  }
+
+  /** Removes a subscription (and its pending registration in this process). False when it does not exist. */
+  unsubscribe(topic: string, name: string): Promise<boolean> {
+    return this.topics.unsubscribe(topic, name);
+  }
+
+  /** Every subscription (paused too); with a topic, that topic's active ones, oldest first. */
+  listSubscriptions(topic?: string): Promise<Subscription[]> {
+    return this.topics.list(topic);
+  }
+
+  /** Distinct topics with a subscriber. */
+  listTopics(): Promise<string[]> {
+    return this.topics.listTopics();
+  }
+
+  /** The backlog of every fan-out subscription (of one topic): pending, running, dead. */
+  topicStats(topic?: string): Promise<TopicStat[]> {
+    return this.topics.stats(topic);
+  }
+
+  /** Removes ephemeral subscriptions whose worker stopped heartbeating (workers do this on their own). */
+  reapEphemeralSubscriptions(): Promise<number> {
+    return this.topics.reap();
+  }
+
+  /** Subscribes a named cursor to a topic's log (written at once). */
+  subscribeLog(topic: string, name: string): Promise<void> {
+    return this.topics.subscribeLog(topic, name);
+  }
+
+  /**
+   * A managed log consumer: a worker of this queue reads the log subscription `name`, runs `handler`
+   * on each message (its arguments spread) and moves the cursor. The subscription is registered at
+   * once (not awaited: `declareSubscriptions()` is the barrier).
+   */
+  logConsumer(topic: string, name: string, handler: TaskHandler, options: LogConsumerOptions = {}): this {
+    this.topics.addConsumer(topic, name, handler, options);
+    this.topics.subscribeLog(topic, name).catch((err) => {
+      this.core.logger.warn(
+        { topic, subscription: name, err: String(err) },
+        "could not register a log consumer",
+      );
+    });
+    return this;
+  }
+
+  /** Declares a topic: its publishes are kept even without a log subscriber, `retention` seconds at most. */
+  declareTopic(name: string, options: { retention?: number } = {}): Promise<void> {
+    return this.topics.declareTopic(name, options.retention);
+  }
+
+  listDeclaredTopics(): Promise<DeclaredTopic[]> {
+    return this.topics.listDeclared();
+  }
+
+  /** A log subscription's messages after its cursor, oldest first (reading moves nothing). */
+  readTopic(topic: string, name: string, limit = 100): Promise<TopicMessage[]> {
+    return this.topics.read(topic, name, limit);
+  }
+
+  /** Moves the cursor up to `cursor` (inclusive). False when it is already there or beyond. */
+  ackTopic(topic: string, name: string, cursor: string | number): Promise<boolean> {
+    return this.topics.ack(topic, name, cursor);
+  }
+
+  /** Leases messages one by one (`visibility` in seconds): each is skipped by later leases until then. */
+  leaseTopic(
+    topic: string,
+    name: string,
+    options: { limit?: number; visibility?: number } = {},
+  ): Promise<TopicMessage[]> {
+    return this.topics.lease(topic, name, options.limit ?? 100, options.visibility ?? 30);
+  }
+
+  ackMessage(topic: string, name: string, id: string | number): Promise<boolean> {
+    return this.topics.ackMessage(topic, name, id);
+  }
+
+  /** Gives a leased message back for immediate redelivery. */
+  nackMessage(topic: string, name: string, id: string | number): Promise<boolean> {
+    return this.topics.nackMessage(topic, name, id);
+  }
+
+  /** The lag of every log subscription. */
+  topicLogStats(): Promise<TopicLogStat[]> {
+    return this.topics.logStats();
+  }
+
   // --- workers --------------------------------------------------------------------------------------
 
   /** Starts a worker in this process. Hold on to it; `stop()` it (or `close()` the queue) to end it. */
   runWorker(options: WorkerRunOptions = {}): Worker {
     this.assertOpen();
-    const worker = new Worker(this.core, this.periodic, options);
+    const worker = new Worker(this.core, this.periodic, options, this.topics);
     this.workers.add(worker);
     worker.start();
     return worker;

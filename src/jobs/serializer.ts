@@ -1,14 +1,31 @@
 import { SerializationError } from "./errors.js";
 
 /**
- * Turns task arguments and results into bytes and back. A job's body is `serialize(args)` (the
- * argument list), its kept result is `serialize(result)`.
+ * Turns task arguments and results into bytes and back. A job's body is the serialized call (the
+ * argument list: `serializeCall` when the serializer has one, else `serialize(args)`), its kept
+ * result is `serialize(result)`.
  */
 export interface Serializer {
   /** A MIME type stored as the message's content type (informative). */
   readonly contentType?: string;
   serialize(value: unknown): Uint8Array;
   deserialize(bytes: Uint8Array): unknown;
+  /** The body of a call (positional arguments). Default: `serialize(args)`. */
+  serializeCall?(args: unknown[]): Uint8Array;
+  /** The positional arguments of a call body. Default: `deserialize(bytes)` as a list. */
+  deserializeCall?(bytes: Uint8Array): unknown[];
+}
+
+/** A call's body with `serializer` (its `serializeCall`, or `serialize(args)`). */
+export function serializeCall(serializer: Serializer, args: unknown[]): Uint8Array {
+  return serializer.serializeCall ? serializer.serializeCall(args) : serializer.serialize(args);
+}
+
+/** A call body's positional arguments (a non-list value is one argument; empty bytes none). */
+export function deserializeCall(serializer: Serializer, bytes: Uint8Array): unknown[] {
+  if (serializer.deserializeCall) return serializer.deserializeCall(bytes);
+  const args = serializer.deserialize(bytes);
+  return Array.isArray(args) ? args : args === undefined ? [] : [args];
 }
 
 const EMPTY = new Uint8Array(0);

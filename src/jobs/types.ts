@@ -10,6 +10,13 @@ export interface QueueOptions {
    * Queues of one process opened on the same file share one connection.
    */
   dbPath?: string;
+  /**
+   * Where the broker is: `postgres://…` (a PostgreSQL database many nodes share) or a SQLite path.
+   * Wins over `dbPath`. Opened through `openBroker`, which picks the engine by location.
+   */
+  dsn?: string;
+  /** PostgreSQL only: the schema of the tables (default `mqlite`). */
+  schema?: string;
   /** Any `Broker` instead of a file: embedded (`openBroker`) or remote (`connect(url)`). Not closed by `close()`. */
   broker?: Broker;
   /** Default `JsonSerializer`. */

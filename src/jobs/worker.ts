@@ -7,8 +7,10 @@ import type { CompleteItem, Message } from "../contract/types.js";
 import type { QueueCore } from "./core.js";
 import { LEASE_GRACE_MS } from "./job-record.js";
 import { abortJob, cancelReason, JobRunner, type RunningJob } from "./job-runner.js";
+import { runLogConsumer } from "./log-consumer.js";
 import { engineQueue, splitEngineQueue } from "./naming.js";
 import type { PeriodicScheduler } from "./periodic.js";
+import { REAPER_LOCK, REAPER_LOCK_TTL_MS, type Topics } from "./topics.js";
 import type { WorkerRunOptions } from "./types.js";
 
 export const DEFAULT_CONCURRENCY = 16;
@@ -65,11 +67,16 @@ export class Worker {
   private readonly buffer: Buffered[] = [];
   /** Moving average of handler durations (ms). */
   private avgJobMs: number | undefined;
+  /** Whether this worker's subscriptions were written (retried on each heartbeat until they are). */
+  private subscriptionsRegistered = false;
+  /** The managed log consumers' loops this worker runs. */
+  private consumerLoops: Promise<void>[] = [];
 
   constructor(
     private readonly core: QueueCore,
     private readonly periodic: PeriodicScheduler,
     options: WorkerRunOptions = {},
+    private readonly topics?: Topics,
   ) {
     this.id = `${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`;
     this.queues = options.queues && options.queues.length > 0 ? [...options.queues] : ["default"];
@@ -86,6 +93,11 @@ export class Worker {
     void this.heartbeat();
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.heartbeatMs);
     this.periodic.attach(this.id);
+    if (this.topics) {
+      for (const c of this.topics.claimConsumers(this.id)) {
+        this.consumerLoops.push(runLogConsumer(this.topics, c, this.abort.signal, this.core.logger));
+      }
+    }
   }
 
   /** Jobs running now. */
@@ -106,10 +118,14 @@ export class Worker {
         this.slotFreed?.();
         this.flushOutbox();
         await this.loopDone.catch(() => {});
+        await Promise.allSettled(this.consumerLoops);
+        this.topics?.releaseConsumers(this.id);
         while (this.settling.size > 0) await Promise.allSettled([...this.settling]);
         try {
           const broker = await this.core.broker();
           await broker.removeWorker(this.id);
+          // One last sweep of ephemeral subscriptions whose worker is gone.
+          if (this.topics) await broker.reapSubscriptions();
         } catch {
           // the broker may already be closing
         }
@@ -338,11 +354,32 @@ export class Worker {
         });
       }
       await this.renewLeases(broker);
+      await this.topicDuties(broker);
     } catch (err) {
       if (err instanceof ClosedError) clearInterval(this.heartbeatTimer);
       else if (!this.stopping)
         this.core.logger.warn({ workerId: this.id, err: String(err) }, "heartbeat failed");
     }
+  }
+
+  /**
+   * Writes this worker's subscriptions (ephemeral ones owned by it) until that succeeded once, then
+   * reaps ephemeral subscriptions of dead workers when this worker holds the reaper lease.
+   */
+  private async topicDuties(broker: Broker): Promise<void> {
+    if (!this.topics || this.stopping) return;
+    if (!this.subscriptionsRegistered && this.topics.hasRegistrations) {
+      try {
+        await this.topics.registerForWorker(this.id);
+        this.subscriptionsRegistered = true;
+      } catch (err) {
+        this.core.logger.warn(
+          { workerId: this.id, err: String(err) },
+          "could not register subscriptions; retrying",
+        );
+      }
+    }
+    if (await broker.acquireLock(REAPER_LOCK, this.id, REAPER_LOCK_TTL_MS)) await broker.reapSubscriptions();
   }
 
   /** Renews the running jobs' leases and picks up cancel requests made elsewhere. */

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { AlreadyExistsError, GroupRequiredError, NotFoundError } from "../contract/errors.js";
 import type { Delivery, PublishResult } from "../contract/topic-service.js";
-import { taskDelivery } from "../engine/fanout.js";
+import { byCreation, taskDelivery } from "../engine/fanout.js";
 import { filterMessage } from "../engine/filters.js";
 import type { Logger } from "../engine/logger.js";
 import type { PreparedMessage } from "../engine/outgoing.js";
@@ -342,6 +342,7 @@ export class PgInserter {
         result.logId = row!.id;
       }
       out.seqs.push(slot);
+      if (targets) byCreation(result.deliveries, targets);
       out.published.push(result);
     }
     return out;

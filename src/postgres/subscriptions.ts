@@ -50,6 +50,8 @@ export class PgSubscriptions {
         kind: r.kind,
         paused: r.paused === 1,
         filter: r.filter ? this.filterOf(r.filter) : undefined,
+        createdAt: r.created_at,
+        position: r.position ?? 0,
       };
       if (r.kind === "task") {
         t.task = r.task ?? "";

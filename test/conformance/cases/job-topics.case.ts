@@ -37,9 +37,10 @@ cases((factory) => {
       assert.deepEqual(
         r.deliveries.map((d) => [d.subscription, d.kind, d.queue]),
         [
-          ["analytics", "task", "default"],
           ["email", "task", "mail"],
+          ["analytics", "task", "default"],
         ],
+        "in creation order",
       );
       assert.equal(r.logId, undefined, "no log subscription, not declared: nothing stored in the log");
       const recs = await s.broker.getMessages(r.deliveries.map((d) => d.seqNumber));
