@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { RPC_BUCKETS } from "../../src/server/index.js";
+import { ROUTES, type RpcRoute, rpcPath } from "../../src/wire/index.js";
 import { AUTH, b64, type Served, serve } from "./harness.js";
 
 const ORIGINAL_ROUTES = [
@@ -31,27 +32,16 @@ const ORIGINAL_ROUTES = [
   "AdminService/Status",
 ].map((r) => `/mqlite.v1.${r}`);
 
-const EXTENSIONS = [
+/** Our AdminService extensions come first after the 22; the JobService and TopicService ones follow. */
+const ADMIN_EXTENSIONS = [
   "AdminService/DeleteQueue",
   "AdminService/Unsubscribe",
   "AdminService/PauseSubscription",
   "AdminService/ResumeSubscription",
-  "JobService/PauseQueue",
-  "JobService/ResumeQueue",
-  "JobService/ReceiveAny",
-  "JobService/CancelMessage",
-  "JobService/SetProgress",
-  "JobService/GetMessages",
-  "JobService/Browse",
-  "JobService/MessageErrors",
-  "JobService/AwaitSettled",
-  "JobService/DeleteSettled",
-  "JobService/Heartbeat",
-  "JobService/ListWorkers",
-  "JobService/RemoveWorker",
-  "JobService/AcquireLock",
-  "JobService/ReleaseLock",
 ].map((r) => `/mqlite.v1.${r}`);
+
+/** Every route of the wire table, in registration order. */
+const ALL_ROUTES = (Object.values(ROUTES) as RpcRoute[]).map(rpcPath);
 
 describe("non-RPC endpoints", () => {
   let s: Served;
@@ -71,6 +61,12 @@ describe("non-RPC endpoints", () => {
     const text = await res.text();
     assert.ok(text.endsWith("}\n"));
     const card = JSON.parse(text);
+    assert.deepEqual(card.endpoints.slice(0, 22), ORIGINAL_ROUTES, "the original's 22, in order");
+    assert.deepEqual(card.endpoints.slice(22, 26), ADMIN_EXTENSIONS);
+    assert.ok(
+      card.endpoints.slice(26).every((p: string) => /^\/mqlite\.v1\.(JobService|TopicService)\//.test(p)),
+      "then the job face's services",
+    );
     assert.deepEqual(Object.keys(card), [
       "name",
       "description",
@@ -90,7 +86,7 @@ describe("non-RPC endpoints", () => {
       status: "ok",
       auth: "bearer",
       docs: "https://github.com/mqlitehq/mqlite",
-      endpoints: [...ORIGINAL_ROUTES, ...EXTENSIONS],
+      endpoints: ALL_ROUTES,
       health: "/healthz",
       metrics: "/metrics",
       ui: "/ui",
@@ -181,7 +177,8 @@ describe("non-RPC endpoints", () => {
     assert.equal(res.status, 200);
     const doc = (await res.json()) as any;
     assert.equal(doc.openapi, "3.0.3");
-    assert.deepEqual(Object.keys(doc.paths), [...ORIGINAL_ROUTES, ...EXTENSIONS]);
+    assert.deepEqual(Object.keys(doc.paths), ALL_ROUTES);
+    assert.deepEqual(Object.keys(doc.paths).slice(0, 22), ORIGINAL_ROUTES);
     const send = doc.paths["/mqlite.v1.QueueService/Send"].post;
     assert.equal(
       send.requestBody.content["application/json"].schema.$ref,
