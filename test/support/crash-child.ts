@@ -15,7 +15,7 @@ for (;;) {
     messageId: `m-${i + k}`,
   }));
   const seqs = await broker.send("crash", batch);
-  seqs.forEach((seq, k) => out(`S ${seq} ${i + k}`));
+  for (const [k, seq] of seqs.entries()) out(`S ${seq} ${i + k}`);
   i += batch.length;
   const got = await broker.receive("crash", { maxMessages: 3 });
   for (const m of got) out(`R ${m.seqNumber}`);
