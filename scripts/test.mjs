@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Runs every test file under test/ with node:test through tsx.
-// Usage: node scripts/test.mjs [substring filter...]
+// Usage: node scripts/test.mjs [--soak] [substring filter...]
+// With --soak it runs the long forms instead: the files named *.soak.ts (npm run test:soak).
 // Node 20's --test does not expand globs, so the files are collected here.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
@@ -29,17 +30,21 @@ function ensureChromium(selected) {
   }
 }
 
+const argv = process.argv.slice(2);
+const soak = argv.includes("--soak");
+const suffix = soak ? ".soak.ts" : ".test.ts";
+
 function collect(dir) {
   const out = [];
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) out.push(...collect(path));
-    else if (name.endsWith(".test.ts")) out.push(path);
+    else if (name.endsWith(suffix)) out.push(path);
   }
   return out;
 }
 
-const filters = process.argv.slice(2);
+const filters = argv.filter((a) => a !== "--soak");
 const files = collect("test")
   .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
   .sort();
@@ -48,7 +53,8 @@ if (files.length === 0) {
   process.exit(1);
 }
 ensureChromium(files);
-const concurrency = process.env.TEST_CONCURRENCY ?? "2";
+// The long forms measure growth and latency over minutes: one file at a time unless asked otherwise.
+const concurrency = process.env.TEST_CONCURRENCY ?? (soak ? "1" : "2");
 const result = spawnSync(
   process.execPath,
   ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...files],
