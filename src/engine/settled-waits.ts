@@ -2,7 +2,7 @@ import type { Clock } from "../store/clock.js";
 import { waitAny } from "./wait-any.js";
 import type { Waiters } from "./waiters.js";
 
-/** `awaitSettled` re-checks at least this often (in-process reaper and TTL settlements do not notify). */
+/** `awaitSettled` re-checks at least this often by default (reaper and TTL settlements do not notify). */
 const RECHECK_MS = 1000;
 
 /**
@@ -16,12 +16,16 @@ export async function awaitSettled(
   seqs: number[],
   waitMs: number,
   signal: AbortSignal | undefined,
+  recheckMs = RECHECK_MS,
 ): Promise<number[]> {
-  const deadline = clock.now() + waitMs;
+  // The wait is measured in real time: an injected clock (a manual one in tests) need not move.
+  const started = performance.now();
+  const left = () => waitMs - (performance.now() - started);
   const keys = seqs.map(String);
   for (;;) {
     const now = clock.now();
-    const waiter = waitAny(waiters, keys, Math.min(deadline, now + RECHECK_MS), now, signal);
+    const waiter = waitAny(waiters, keys, now + Math.max(0, Math.min(left(), recheckMs)), now, signal);
+    waiter.woken.catch(() => {});
     let done: number[];
     try {
       done = await settled();
@@ -29,7 +33,7 @@ export async function awaitSettled(
       waiter.cancel();
       throw err;
     }
-    if (done.length > 0 || clock.now() >= deadline || signal?.aborted) {
+    if (done.length > 0 || left() <= 0 || signal?.aborted) {
       waiter.cancel();
       return done;
     }

@@ -74,6 +74,7 @@ import { Loops, type MaintenanceStep } from "../engine/loops.js";
 import { emptyResult, type MaintenanceResult } from "../engine/maintenance.js";
 import { type MessageRow, peekedMessage } from "../engine/message-row.js";
 import { type PreparedMessage, prepareMessages } from "../engine/outgoing.js";
+import { awaitSettled } from "../engine/settled-waits.js";
 import { taskSpec } from "../engine/subscriptions.js";
 import { type DeliveryCount, topicBacklog } from "../engine/topic-stats.js";
 import {
@@ -1122,29 +1123,15 @@ export class PostgresBroker implements Broker {
   ): Promise<number[]> {
     const seqs = seqNumbers.map(seqNumber);
     const wait = Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS);
-    const deadline = this.clock.now() + wait;
-    for (;;) {
-      const waiter = waitAny(
-        this.settledWaiters,
-        seqs.map(String),
-        Math.min(deadline, this.clock.now() + SETTLED_RECHECK_MS),
-        this.clock.now(),
-        options.signal,
-      );
-      waiter.woken.catch(() => {});
-      let settled: number[];
-      try {
-        settled = await this.read((c) => this.records.settled(c, seqs));
-      } catch (err) {
-        waiter.cancel();
-        throw err;
-      }
-      if (settled.length > 0 || this.clock.now() >= deadline || options.signal?.aborted) {
-        waiter.cancel();
-        return settled;
-      }
-      await waiter.woken;
-    }
+    return awaitSettled(
+      this.clock,
+      this.settledWaiters,
+      () => this.read((c) => this.records.settled(c, seqs)),
+      seqs,
+      wait,
+      options.signal,
+      SETTLED_RECHECK_MS,
+    );
   }
 
   async deleteSettled(queue: string, options: DeleteSettledOptions = {}): Promise<number> {

@@ -102,6 +102,13 @@ cases((factory) => {
       assert.deepEqual(await waiting, [seq]);
     });
 
+    it("J5.1 awaitSettled on a message nobody settles returns [] once its wait is over", async () => {
+      const [seq] = await s.broker.send("q", { body: "x" });
+      const started = Date.now();
+      assert.deepEqual(await s.broker.awaitSettled([seq!], { waitMs: 300 }), []);
+      assert.ok(Date.now() - started >= 250, "it waited");
+    });
+
     it("J5.2 heartbeats register workers; a stale one is reaped and reported once", async () => {
       const first = await s.broker.heartbeat({ workerId: "w1", queues: ["q"], status: "active", pid: 7 });
       assert.equal(first.registered, true);
