@@ -1,28 +1,19 @@
 import type { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { Broker } from "../contract/broker.js";
+import { statsToWire } from "../wire/results.js";
 import type { ServerEnv, ServerState } from "./env.js";
 
 /** One queue in a console snapshot: counts by state plus this process's cumulative counters. */
-export interface QueueSnapshot {
+export type QueueSnapshot = Omit<ReturnType<typeof statsToWire>, "queue"> & {
   name: string;
   kind: string;
   paused?: boolean;
-  active: number;
-  locked: number;
-  deferred: number;
-  scheduled: number;
-  dead_lettered: number;
-  completed: number;
-  cancelled: number;
-  backing_off: number;
-  total: number;
-  oldest_message_age_ms: number;
   /** Messages stored into the queue since the broker opened (absent when the broker does not count). */
   sent_total?: number;
   /** Messages completed in the queue since the broker opened (absent when the broker does not count). */
   completed_total?: number;
-}
+};
 
 /** One subscription in a console snapshot. */
 export interface SubscriptionSnapshot {
@@ -91,21 +82,8 @@ export async function takeSnapshot(broker: Broker, now: () => number = Date.now)
     } catch {
       continue; // deleted since the listing
     }
-    const row: QueueSnapshot = {
-      name: q.name,
-      kind: q.kind,
-      ...(q.paused && { paused: true }),
-      active: s.active,
-      locked: s.locked,
-      deferred: s.deferred,
-      scheduled: s.scheduled,
-      dead_lettered: s.deadLettered,
-      completed: s.completed,
-      cancelled: s.cancelled,
-      backing_off: s.backingOff,
-      total: s.total,
-      oldest_message_age_ms: s.oldestMessageAgeMs,
-    };
+    const { queue: _name, ...counts } = statsToWire(s);
+    const row: QueueSnapshot = { name: q.name, kind: q.kind, ...(q.paused && { paused: true }), ...counts };
     if (counters) {
       row.sent_total = counting.sentCount!(q.name);
       row.completed_total = counting.completedCount!(q.name);

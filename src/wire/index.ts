@@ -21,5 +21,6 @@ export { openApiDocument, openApiJson } from "./openapi.js";
 export { Empty, SettleResponse } from "./primitives.js";
 export * from "./queue-config.js";
 export * from "./queue-service.js";
+export { statsToWire, statusToWire, subscriptionToWire } from "./results.js";
 export * from "./routes.js";
 export * from "./topic-service.js";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
-import { statsToWire } from "../../src/cli/output/wire-json.js";
 import type { Broker } from "../../src/contract/broker.js";
+import { statsToWire } from "../../src/wire/results.js";
 import { tempDir } from "../support/temp.js";
 import { type CliOptions, cli, eventually, ok, okJson } from "./harness.js";
 

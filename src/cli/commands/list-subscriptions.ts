@@ -1,7 +1,7 @@
 import type { Command } from "commander";
+import { subscriptionToWire } from "../../wire/results.js";
 import { addBrokerOptions, type BrokerFlags } from "../options.js";
 import { table } from "../output/table.js";
-import { subscriptionToWire } from "../output/wire-json.js";
 import { emit, withBroker } from "../run.js";
 
 /** `mqlite list-subscriptions`: every subscription with its filter. */

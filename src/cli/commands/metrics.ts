@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import type { QueueStats } from "../../contract/types.js";
+import { statsToWire } from "../../wire/results.js";
 import { addBrokerOptions, type BrokerFlags } from "../options.js";
 import { humanDuration } from "../output/format.js";
-import { statsToWire } from "../output/wire-json.js";
 import { emit, withBroker } from "../run.js";
 
 /** One line for people: the counts by state, then the age of the oldest waiting message. */

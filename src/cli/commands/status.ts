@@ -1,9 +1,9 @@
 import type { Command } from "commander";
 import type { BrokerStatus } from "../../contract/types.js";
+import { statusToWire } from "../../wire/results.js";
 import { addBrokerOptions, type BrokerFlags } from "../options.js";
 import { bytes, humanDuration } from "../output/format.js";
 import { keyValues } from "../output/table.js";
-import { statusToWire } from "../output/wire-json.js";
 import { emit, withBroker } from "../run.js";
 
 function statusText(s: BrokerStatus, endpoint: string | undefined): string {

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { statsToWire, subscriptionToWire } from "../../cli/output/wire-json.js";
 import type { FilterSample, QueueConfig } from "../../contract/types.js";
 import { queueInfoToWire } from "../../wire/queue-config.js";
+import { statsToWire, subscriptionToWire } from "../../wire/results.js";
 import { bodyFromAgent } from "../body.js";
 import { DESTRUCTIVE, READ_ONLY, tool, WRITES } from "../tool.js";
 import { bodyEncoding, messageFields, queue } from "./args.js";

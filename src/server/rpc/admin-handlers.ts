@@ -4,6 +4,8 @@ import {
   type RequestOf,
   type ResponseOf,
   sampleFromWire,
+  statusToWire,
+  subscriptionToWire,
 } from "../../wire/index.js";
 import type { Handlers, RpcContext } from "./context.js";
 
@@ -31,22 +33,7 @@ function subscription(req: RequestOf<"unsubscribe">, ctx: RpcContext) {
 }
 
 async function status(_req: undefined, ctx: RpcContext): Promise<ResponseOf<"status">> {
-  const s = await ctx.broker.status();
-  return {
-    version: s.version,
-    backend: s.backend,
-    remote: s.remote,
-    location: s.location,
-    schema_version: s.schemaVersion,
-    ping_ms: s.pingMs,
-    db_size_bytes: s.dbSizeBytes,
-    queues: s.queues,
-    subscriptions: s.subscriptions,
-    uptime_ms: s.uptimeMs,
-    // The broker does not know whether the server in front of it checks tokens.
-    auth: ctx.auth,
-    ...(s.synchronous && { sync: s.synchronous }),
-  };
+  return statusToWire(await ctx.broker.status(), ctx.auth);
 }
 
 export const adminHandlers: Pick<Handlers, AdminRoutes> = {
@@ -78,22 +65,7 @@ export const adminHandlers: Pick<Handlers, AdminRoutes> = {
     const subs = await ctx.broker.listSubscriptions();
     ctx.note({ n: subs.length });
     return {
-      subscriptions: subs.map((s) => ({
-        topic: s.topic,
-        name: s.name,
-        ...(s.filter && { expr: s.filter }),
-        kind: s.kind,
-        paused: s.paused,
-        ...(s.createdAt && { created_at_ms: s.createdAt }),
-        ...(s.task !== undefined && { task: s.task }),
-        ...(s.queue !== undefined && { queue: s.queue }),
-        ...(s.durable !== undefined && { durable: s.durable }),
-        ...(s.owner !== undefined && { owner: s.owner }),
-        ...(s.priority !== undefined && { priority: s.priority }),
-        ...(s.maxDeliveryCount !== undefined && { max_delivery_count: s.maxDeliveryCount }),
-        ...(s.lockDurationMs !== undefined && { lock_duration_ms: s.lockDurationMs }),
-        ...(s.cursor !== undefined && { cursor: s.cursor }),
-      })),
+      subscriptions: subs.map(subscriptionToWire),
     };
   },
 

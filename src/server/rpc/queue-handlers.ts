@@ -6,6 +6,7 @@ import {
   outgoingFromWire,
   type RequestOf,
   type ResponseOf,
+  statsToWire,
 } from "../../wire/index.js";
 import type { Handlers, RpcContext } from "./context.js";
 
@@ -206,19 +207,6 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
   async stats(req, ctx) {
     const queue = req.queue ?? "";
     ctx.note({ queue });
-    const s = await ctx.broker.stats(queue);
-    return {
-      queue: s.queue,
-      active: s.active,
-      locked: s.locked,
-      deferred: s.deferred,
-      scheduled: s.scheduled,
-      dead_lettered: s.deadLettered,
-      completed: s.completed,
-      cancelled: s.cancelled,
-      backing_off: s.backingOff,
-      total: s.total,
-      oldest_message_age_ms: s.oldestMessageAgeMs,
-    };
+    return statsToWire(await ctx.broker.stats(queue));
   },
 };
