@@ -33,3 +33,21 @@ export type { PgTransaction, PostgresBroker, PostgresBrokerOptions } from "./pos
 // The job face: tasks, workers, retries, results over any Broker.
 export type * from "./contract/job-service.js";
 export * from "./jobs/index.js";
+
+// Job topics in the Broker contract (TopicService); the job face's own topic types come with ./jobs.
+export type {
+  DeclaredTopic as EngineDeclaredTopic,
+  DeclareTopicOptions,
+  Delivery,
+  LeaseTopicOptions,
+  LogSubscribeOptions,
+  PublishResult,
+  ReadTopicOptions,
+  ReapOptions,
+  SubscriptionDetails,
+  TaskSubscribeOptions,
+  TopicBacklog,
+  TopicLogStat as EngineTopicLogStat,
+  TopicMessage as TopicLogMessage,
+  TopicService,
+} from "./contract/topic-service.js";

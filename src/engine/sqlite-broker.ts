@@ -94,7 +94,7 @@ import { type KeepOptions, type SettleEffect, Settler } from "./settle.js";
 import { awaitSettled } from "./settled-waits.js";
 import { Subscriptions, type Target, taskSpec } from "./subscriptions.js";
 import { TopicLog } from "./topic-log.js";
-import { topicBacklog } from "./topic-stats.js";
+import { type DeliveryCount, topicBacklog } from "./topic-stats.js";
 import { clampCount, integer, nonNegative, nonNegativeDuration, requireName, seqNumber } from "./validate.js";
 import { Waiters } from "./waiters.js";
 import { DEFAULT_WORKER_STALE_MS, Workers } from "./workers.js";
@@ -160,6 +160,8 @@ export class SqliteBroker implements Broker {
   private readonly queues: QueueRegistry;
   private readonly subscriptions: Subscriptions;
   private readonly topicLog: TopicLog;
+  private allTopicCounts: { all(...params: unknown[]): unknown[] } | undefined;
+  private oneTopicCounts: { all(...params: unknown[]): unknown[] } | undefined;
   private readonly inserter: MessageInserter;
   private readonly claimer: Claimer;
   private readonly settler: Settler;
@@ -983,17 +985,17 @@ export class SqliteBroker implements Broker {
     return this.write((_ctx, now) => this.subscriptions.reap(now - liveness, now - grace).length);
   }
 
-  private topicCounts(topic: string | undefined) {
-    const sql = `SELECT topic, subscription, state, count(*) AS n, min(enqueued_at) AS oldest FROM messages
-      WHERE ${topic === undefined ? "topic IS NOT NULL" : "topic = ?"} GROUP BY topic, subscription, state`;
-    const stmt = this.db.prepare(sql);
-    return (topic === undefined ? stmt.all() : stmt.all(topic)) as {
-      topic: string;
-      subscription: string;
-      state: MessageState;
-      n: number;
-      oldest: number;
-    }[];
+  private topicCounts(topic: string | undefined): DeliveryCount[] {
+    if (topic === undefined) {
+      this.allTopicCounts ??= this.db.prepare(`
+        SELECT topic, subscription, state, count(*) AS n, min(enqueued_at) AS oldest FROM messages
+        WHERE topic IS NOT NULL GROUP BY topic, subscription, state`);
+      return this.allTopicCounts.all() as DeliveryCount[];
+    }
+    this.oneTopicCounts ??= this.db.prepare(`
+      SELECT topic, subscription, state, count(*) AS n, min(enqueued_at) AS oldest FROM messages
+      WHERE topic = ? GROUP BY topic, subscription, state`);
+    return this.oneTopicCounts.all(topic) as DeliveryCount[];
   }
 
   // --- the job face's capabilities (JobService) ------------------------------------------------

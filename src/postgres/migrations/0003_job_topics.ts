@@ -23,7 +23,7 @@ CREATE INDEX idx_subs_ephemeral ON subscriptions (owner) WHERE durable = 0;
 
 ALTER TABLE messages ADD COLUMN topic text;
 ALTER TABLE messages ADD COLUMN subscription text;
-CREATE INDEX idx_msg_topic ON messages (topic, subscription, state) WHERE topic IS NOT NULL;
+CREATE INDEX idx_msg_topic ON messages (topic, subscription) WHERE topic IS NOT NULL;
 
 CREATE TABLE topics (
   name         text PRIMARY KEY,

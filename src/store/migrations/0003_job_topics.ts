@@ -24,8 +24,9 @@ CREATE INDEX idx_subs_ephemeral ON subscriptions (owner) WHERE durable = 0;
 
 ALTER TABLE messages ADD COLUMN topic TEXT;
 ALTER TABLE messages ADD COLUMN subscription TEXT;
--- Backlog of task subscriptions (only their deliveries have a topic).
-CREATE INDEX idx_msg_topic ON messages (topic, subscription, state) WHERE topic IS NOT NULL;
+-- Backlog of task subscriptions (only their deliveries have a topic; no state, so claims and
+-- settlements never touch it).
+CREATE INDEX idx_msg_topic ON messages (topic, subscription) WHERE topic IS NOT NULL;
 
 -- Declared topics: their publishes are kept even without a log subscription.
 CREATE TABLE topics (
