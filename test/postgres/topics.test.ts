@@ -53,6 +53,7 @@ describe("job topics on the PostgreSQL engine (new Queue({ dsn }))", () => {
         10_000,
         "the broken delivery dead",
       );
+      await producer.result(jobs.find((j) => j.taskName === "email")!.id);
       const email = (await producer.topicStats("orders")).find((s) => s.subscription === "email");
       assert.deepEqual([email?.pending, email?.running, email?.dead], [0, 0, 0]);
       await eventually(async () => (await producer.topicLogStats())[0]?.lag === 0, 10_000, "caught up");
