@@ -70,12 +70,13 @@ export class Maintenance {
     this.nextDue = db.prepare("SELECT min(visible_at) AS due FROM messages WHERE state = 'scheduled'");
     const expired =
       "expires_at > 0 AND expires_at <= @now AND state <> 'dead_lettered' AND state <> 'completed' AND state <> 'cancelled'";
+    // Pinned to the expiry index: by the queue's index SQLite would read every row of those queues.
     this.expireToDlq = db.prepare(`
-      UPDATE messages SET state = 'dead_lettered', dead_letter_reason = 'TTLExpired', settled_at = @now,
+      UPDATE messages INDEXED BY idx_msg_expire SET state = 'dead_lettered', dead_letter_reason = 'TTLExpired', settled_at = @now,
         lock_token = NULL, locked_until = 0
       WHERE ${expired} AND queue IN (SELECT name FROM queues WHERE dead_letter_on_expire = 1)`);
     this.expireDelete = db.prepare(`
-      DELETE FROM messages WHERE ${expired} AND queue IN (SELECT name FROM queues WHERE dead_letter_on_expire = 0)`);
+      DELETE FROM messages INDEXED BY idx_msg_expire WHERE ${expired} AND queue IN (SELECT name FROM queues WHERE dead_letter_on_expire = 0)`);
     this.maxDedupWindow = db.prepare("SELECT coalesce(max(dedup_window_ms), 0) AS w FROM queues");
     this.dropDedup = db.prepare("DELETE FROM dedup WHERE seen_at < ?");
     this.dropReceipts = db.prepare("DELETE FROM settlement_receipts WHERE expires_at <= ?");

@@ -1,16 +1,41 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { CLAIM_SQL } from "../../src/engine/claim.js";
+import { silentLogger } from "../../src/engine/logger.js";
+import { openBroker } from "../../src/engine/open.js";
 import { migrate } from "../../src/store/migrate.js";
 
+/** Binds every parameter of `sql` to a value (the plan does not depend on them) and explains it. */
 function plan(db: Database.Database, sql: string): string[] {
-  const rows = db
-    .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-    .all({ queue: "q", now: 0, lockUntil: 0, token: "t" }) as {
-    detail: string;
-  }[];
+  const stmt = db.prepare(`EXPLAIN QUERY PLAN ${sql}`);
+  const named = [...new Set([...sql.matchAll(/@(\w+)/g)].map((m) => m[1]!))];
+  const positional = sql.split("?").length - 1;
+  const rows = (
+    named.length > 0
+      ? stmt.all(Object.fromEntries(named.map((n) => [n, n === "exclude" ? "[]" : 0])))
+      : stmt.all(...Array.from({ length: positional }, () => 0))
+  ) as { detail: string }[];
   return rows.map((r) => r.detail);
+}
+
+/**
+ * No step of the plan reads a whole table of messages (a table-valued function over a bound JSON list
+ * and the queue registry, one row per queue, may be read whole).
+ */
+function assertNoScan(steps: string[]): void {
+  for (const s of steps) {
+    if (s.startsWith("SCAN") && !/^SCAN (json_each VIRTUAL TABLE|queues)\b/.test(s)) {
+      assert.fail(`full scan in plan: ${s}\n${steps.join("\n")}`);
+    }
+  }
+}
+
+function assertUses(steps: string[], index: RegExp): void {
+  assert.ok(
+    steps.some((s) => index.test(s)),
+    `expected ${index} in plan:\n${steps.join("\n")}`,
+  );
 }
 
 describe("query plans", () => {
@@ -30,4 +55,101 @@ describe("query plans", () => {
       }
     });
   }
+});
+
+/**
+ * Every statement the engine prepares, captured as it opens a broker: the background loops, stats,
+ * peek and the job face's gated claim are checked where the engine really uses them.
+ */
+describe("query plans of the background loops, stats, peek and the job face", async () => {
+  const seen: string[] = [];
+  const prepare = Database.prototype.prepare;
+  Database.prototype.prepare = function (this: Database.Database, source: string) {
+    seen.push(source);
+    return prepare.call(this, source);
+  } as typeof prepare;
+  const broker = await openBroker(":memory:", { logger: silentLogger, background: false });
+  Database.prototype.prepare = prepare;
+  const db = (broker as unknown as { db: Database.Database }).db;
+  after(() => broker.close());
+
+  /** The one prepared statement whose text matches every pattern. */
+  const statement = (...patterns: RegExp[]): string => {
+    const found = [...new Set(seen)].filter((s) => patterns.every((p) => p.test(s)));
+    assert.equal(found.length, 1, `${found.length} statements match ${patterns.join(" ")}`);
+    return found[0]!;
+  };
+
+  it("the reaper seeks lapsed leases through the lease index", () => {
+    const steps = plan(db, statement(/^\s*UPDATE messages SET/, /state = 'locked' AND locked_until <=/));
+    assertUses(steps, /idx_msg_lease \(locked_until<\?\)/);
+    assertNoScan(steps);
+  });
+
+  it("the scheduler activates due rows and finds the next due time through the due index", () => {
+    const activate = plan(db, statement(/state = 'active' WHERE state = 'scheduled' AND visible_at <= \?/));
+    assertUses(activate, /idx_msg_due \(visible_at<\?\)/);
+    assertNoScan(activate);
+    const next = plan(db, statement(/min\(visible_at\) AS due/));
+    assertUses(next, /idx_msg_due/);
+    assertNoScan(next);
+  });
+
+  it("the TTL sweep and the retention sweep seek the expiry index", () => {
+    for (const sql of [
+      statement(/^\s*UPDATE messages INDEXED BY idx_msg_expire SET state = 'dead_lettered'/),
+      statement(/^\s*DELETE FROM messages INDEXED BY idx_msg_expire WHERE expires_at > 0/),
+      statement(/IN \(SELECT id FROM messages INDEXED BY idx_msg_expire/),
+    ]) {
+      const steps = plan(db, sql);
+      assertUses(steps, /idx_msg_expire \(expires_at>\? AND expires_at<\?\)/);
+      assertNoScan(steps);
+    }
+  });
+
+  it("stats count per state through the per-queue state index", () => {
+    for (const sql of [
+      statement(/count\(\*\) AS n, min\(CASE/),
+      statement(/count\(\*\) AS n FROM messages WHERE queue = \? AND state = 'scheduled'/),
+    ]) {
+      const steps = plan(db, sql);
+      assertUses(steps, /idx_msg_queue_state \(queue=\?/);
+      assertNoScan(steps);
+    }
+  });
+
+  it("peek reads one state's range in sequence order, without sorting", () => {
+    const steps = plan(
+      db,
+      statement(/FROM messages WHERE queue = \? AND state = \? AND id >= \? ORDER BY id LIMIT \?/),
+    );
+    assertUses(steps, /idx_msg_queue_state \(queue=\? AND state=\? AND id>\?\)/);
+    assertNoScan(steps);
+    assert.ok(!steps.some((s) => s.includes("TEMP B-TREE")), steps.join("\n"));
+  });
+
+  it("the job face's gated claim seeks the claim index; its gates count through the lease index", () => {
+    const gated = [...new Set(seen)].filter(
+      (s) => /INDEXED BY idx_msg_claim/.test(s) && /json_each\(@exclude\)/.test(s),
+    );
+    assert.equal(gated.length, 2, "grouped and strict gated claims");
+    for (const sql of gated) {
+      const steps = plan(db, sql);
+      assertUses(steps, /USING INDEX idx_msg_claim \(queue=\?\)/);
+      assertNoScan(steps);
+    }
+    const locked = plan(db, statement(/count\(\*\) AS n FROM messages INDEXED BY idx_msg_lease/));
+    assertUses(locked, /idx_msg_lease/);
+    const bucket = plan(db, statement(/SELECT tokens, updated_at FROM rate_limits WHERE key = \?/));
+    assertNoScan(bucket);
+  });
+
+  it("settlement and receipts find their row by key", () => {
+    for (const sql of [
+      statement(/^DELETE FROM messages WHERE id = @seq AND queue = @queue AND lock_token = @token/),
+      statement(/SELECT 1 FROM settlement_receipts/),
+    ]) {
+      assertNoScan(plan(db, sql));
+    }
+  });
 });
