@@ -2,7 +2,8 @@ import type { Waiter, Waiters } from "./waiters.js";
 
 /**
  * Parks on several keys of one `Waiters` at once: resolves `true` when any of them is notified,
- * `false` at the deadline or on abort. Every registration is dropped when it resolves.
+ * `false` at the deadline or on abort. Every registration is dropped when it resolves. With no key
+ * at all nothing can wake it, so only the deadline or an abort ends it.
  */
 export function waitAny(
   waiters: Waiters,
@@ -11,10 +12,28 @@ export function waitAny(
   now: number,
   signal?: AbortSignal,
 ): Waiter {
+  if (keys.length === 0) return deadlineOnly(deadline, now, signal);
   const parked = keys.map((k) => waiters.wait(k, deadline, now, signal));
   const cancel = () => {
     for (const w of parked) w.cancel();
   };
   const woken = Promise.race(parked.map((w) => w.woken)).finally(cancel);
   return { woken, cancel };
+}
+
+/** A waiter that only the deadline, an abort or `cancel` ends (all three resolve `false`). */
+function deadlineOnly(deadline: number, now: number, signal?: AbortSignal): Waiter {
+  let end: () => void = () => {};
+  const woken = new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => end(), Math.max(0, deadline - now));
+    const onAbort = () => end();
+    end = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      resolve(false);
+    };
+    if (signal?.aborted) end();
+    else signal?.addEventListener("abort", onAbort, { once: true });
+  });
+  return { woken, cancel: () => end() };
 }
