@@ -62,15 +62,25 @@ export class MultiReceiver {
         waiter?.cancel();
         return got.messages;
       }
+      let woken: boolean;
       if (got.retryAt !== undefined && got.retryAt < deadline) {
         // A gate holds messages back: look again when one may be claimable.
-        const recheck = setTimeout(() => waiter.cancel(), Math.max(1, got.retryAt - clock.now()));
-        await waiter.woken;
+        let rechecking = false;
+        const recheck = setTimeout(
+          () => {
+            rechecking = true;
+            waiter.cancel();
+          },
+          Math.max(1, got.retryAt - clock.now()),
+        );
+        woken = (await waiter.woken) || rechecking;
         clearTimeout(recheck);
       } else {
-        await waiter.woken;
+        woken = await waiter.woken;
       }
-      if (req.signal?.aborted || clock.now() >= deadline) {
+      // Not woken: the wait ran its time (measured in real time, as receive's: an injected clock
+      // need not move), or was aborted.
+      if (!woken || req.signal?.aborted || clock.now() >= deadline) {
         // One last look at the deadline (a wake-up may have raced it).
         return req.signal?.aborted ? [] : (await this.claim(req)).messages;
       }
