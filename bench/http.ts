@@ -1,28 +1,47 @@
-// HTTP benchmark: the served broker over loopback with many keep-alive connections, beside a bare
-// endpoint of the same HTTP stack (hono on @hono/node-server, reading the body and answering a
-// constant) measured in the same run. The server runs in a child process (one core), autocannon
-// in this one (the other core).
-//
-// Scenarios: single-message Send; Send + Receive + Complete end to end (one cycle = 3 requests).
-// Each scenario runs BENCH_ROUNDS times, interleaved, and the best round counts (the machine may be
-// shared). Env: BENCH_DURATION (s, default 5), BENCH_CONNECTIONS (default 64), BENCH_ROUNDS
-// (default 2), MQLITE_SYNC (default normal).
+// The served broker over loopback: the server (broker + a bare endpoint of the same HTTP stack, hono
+// on @hono/node-server, reading the body and answering a constant) runs in a child process, the
+// load in this one (one core each). Single sends and batches of 64 with 16 keep-alive connections
+// (autocannon) beside the bare endpoint; end to end 4×4 and 16×16, fan-out to 10 subscriptions,
+// and the job face (enqueue, drain at concurrency 1/4/16) through the remote client.
+// Env: BENCH_DURATION (s per autocannon round, default 3), BENCH_MS, BENCH_JOBS, MQLITE_SYNC.
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
 import autocannon from "autocannon";
 import { Hono } from "hono";
+import { connect } from "../src/client/index.js";
+import type { Broker } from "../src/contract/broker.js";
 import { silentLogger } from "../src/engine/logger.js";
 import { openBroker } from "../src/engine/open.js";
 import { startServer } from "../src/server/index.js";
 import { parseSyncMode } from "../src/store/sync-mode.js";
-import { printTable, scratch } from "./_lib.js";
+import {
+  type Contender,
+  JOBS,
+  mainIfEntry,
+  PAYLOAD_256,
+  Recorder,
+  type SuiteResult,
+  scratch,
+} from "./_lib.js";
+import {
+  DRAIN_CONCURRENCY,
+  drain,
+  endToEnd,
+  enqueueBatch,
+  enqueueOne,
+  fanOutRate,
+  fanOutTopic,
+  JOB_GROUP,
+  noopQueue,
+  sendRate,
+} from "./_scenarios.js";
 
 const TOKEN = "bench-token";
-const DURATION = Number(process.env.BENCH_DURATION ?? 5);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-const BODY = Buffer.alloc(64, "x").toString("base64");
+const DURATION = Number(process.env.BENCH_DURATION ?? 3);
+const MS = Number(process.env.BENCH_MS ?? 1500);
+const CONNECTIONS = 16;
+const BODY = PAYLOAD_256.toString("base64");
 
 /** Child mode: the broker (file-backed, auth on, access log off) and the bare endpoint. */
 async function serveBoth(): Promise<void> {
@@ -32,7 +51,7 @@ async function serveBoth(): Promise<void> {
     logger: silentLogger,
   });
   await broker.createQueue("bench");
-  await broker.createQueue("e2e");
+  await broker.createQueue("e2e", { lockDurationMs: 60_000, maxDeliveryCount: 1000 });
   const mqlite = await startServer({ broker, port: 0, tokens: [TOKEN], logger: silentLogger });
   const bare = new Hono();
   bare.post("/bare", async (c) => {
@@ -67,137 +86,148 @@ function startChild(): Promise<{ child: ChildProcess; urls: { mqlite: string; ba
 }
 
 const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+const sendBody = (queue: string, n: number) =>
+  JSON.stringify({ queue, messages: Array.from({ length: n }, () => ({ body: BODY })) });
 
-interface Measured {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  /** Send + Receive + Complete cycles per second (end-to-end only). */
-  cycles?: number;
-}
-
-async function load(options: autocannon.Options): Promise<Measured> {
-  const r = await autocannon({ connections: CONNECTIONS, duration: DURATION, ...options });
-  return {
-    rps: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    errors: r.errors + r.timeouts + r.non2xx,
-  };
-}
-
-const sendBody = (queue: string) => JSON.stringify({ queue, messages: [{ body: BODY }] });
-
-/** Send, Receive, Complete on each connection in turn; a cycle counts when its Complete succeeds. */
-async function endToEnd(url: string): Promise<Measured> {
-  let cycles = 0;
-  const m = await load({
+/** Requests per second with 16 connections, after checking that every answer was a 200. */
+async function cannon(url: string, body: string): Promise<number> {
+  const r = await autocannon({
     url,
-    requests: [
-      { method: "POST", path: "/mqlite.v1.QueueService/Send", headers, body: sendBody("e2e") },
-      {
-        method: "POST",
-        path: "/mqlite.v1.QueueService/Receive",
-        headers,
-        body: JSON.stringify({ queue: "e2e" }),
-        onResponse: (_status, body, context) => {
-          const [m] = (JSON.parse(body) as { messages: { seq_number: number; lock_token: string }[] })
-            .messages;
-          (context as { message?: unknown }).message = m;
-        },
-      },
-      {
-        method: "POST",
-        path: "/mqlite.v1.QueueService/Complete",
-        headers,
-        // Another connection may have taken this cycle's message: then start the next cycle.
-        setupRequest: (req, context) => {
-          const m = (context as { message?: unknown }).message as
-            | { seq_number: number; lock_token: string }
-            | undefined;
-          if (!m) return undefined as never;
-          return {
-            ...req,
-            body: JSON.stringify({ queue: "e2e", seq_number: m.seq_number, lock_token: m.lock_token }),
-          };
-        },
-        onResponse: (status) => {
-          if (status === 200) cycles++;
-        },
-      },
-    ],
+    method: "POST",
+    headers,
+    body,
+    connections: CONNECTIONS,
+    duration: DURATION,
   });
-  return { ...m, cycles: cycles / DURATION };
+  const errors = r.errors + r.timeouts + r.non2xx;
+  if (errors > 0) throw new Error(`${errors} failed requests`);
+  return r.requests.average;
 }
 
-async function main(): Promise<void> {
+export async function run(): Promise<SuiteResult> {
+  const rec = new Recorder("Served broker over HTTP");
   const { child, urls } = await startChild();
+  const send = `${urls.mqlite}/mqlite.v1.QueueService/Send`;
+  const client: Broker = connect(urls.mqlite, { token: TOKEN });
   try {
     // Warm up both servers (JIT, SQLite page cache).
     await autocannon({ url: `${urls.bare}/bare`, method: "POST", body: "{}", duration: 1, connections: 8 });
     await autocannon({
-      url: `${urls.mqlite}/mqlite.v1.QueueService/Send`,
+      url: send,
       method: "POST",
       headers,
-      body: sendBody("bench"),
+      body: sendBody("bench", 1),
       duration: 1,
       connections: 8,
     });
 
-    const scenarios = {
-      bare: () => load({ url: `${urls.bare}/bare`, method: "POST", headers, body: sendBody("bench") }),
-      send: () =>
-        load({
-          url: `${urls.mqlite}/mqlite.v1.QueueService/Send`,
-          method: "POST",
-          headers,
-          body: sendBody("bench"),
-        }),
-      e2e: () => endToEnd(urls.mqlite),
-    };
-    const best: Record<keyof typeof scenarios, Measured | undefined> = {
-      bare: undefined,
-      send: undefined,
-      e2e: undefined,
-    };
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const name of Object.keys(scenarios) as (keyof typeof scenarios)[]) {
-        const m = await scenarios[name]();
-        if (!best[name] || m.rps > best[name].rps) best[name] = m;
-      }
-    }
-    const bare = best.bare!;
-    const send = best.send!;
-    const e2e = best.e2e!;
-    const cyclesPerSec = e2e.cycles ?? 0;
-
-    console.log(
-      `\nloopback, ${CONNECTIONS} connections, best of ${ROUNDS} × ${DURATION} s per scenario, 64-byte bodies, ` +
-        `synchronous=${parseSyncMode(process.env.MQLITE_SYNC)}, auth on, access log off`,
-    );
-    printTable("HTTP: served broker vs a bare hono endpoint (requests/s)", "bare endpoint", [
-      { scenario: "Send, 1 message", ours: send.rps, baseline: bare.rps, unit: "req/s" },
+    const group = "Broker over HTTP: mqlite vs a bare endpoint of the same HTTP stack";
+    const bare = (n: number): Contender => ({
+      system: "bare hono endpoint",
+      round: () => cannon(`${urls.bare}/bare`, sendBody("bench", n)),
+    });
+    await rec.compare({ group, scenario: "send 1/call, 16 connections", unit: "req/s", better: "higher" }, [
       {
-        scenario: "Send + Receive + Complete",
-        ours: e2e.rps,
-        baseline: bare.rps,
-        unit: "req/s",
-        note: `${Math.round(cyclesPerSec).toLocaleString("en-US")} cycles/s`,
+        system: "mqlite",
+        mode: "http",
+        vs: "bare hono endpoint",
+        round: () => cannon(send, sendBody("bench", 1)),
       },
+      bare(1),
     ]);
-    console.log("\n| scenario | p50 ms | p99 ms | errors |\n|---|--:|--:|--:|");
-    for (const [name, m] of [
-      ["bare endpoint", bare],
-      ["Send", send],
-      ["Send + Receive + Complete", e2e],
+    await rec.compare({ group, scenario: "send batch 64, 16 connections", unit: "req/s", better: "higher" }, [
+      {
+        system: "mqlite",
+        mode: "http",
+        vs: "bare hono endpoint",
+        round: () => cannon(send, sendBody("bench", 64)),
+        note: "×64 messages",
+      },
+      bare(64),
+    ]);
+
+    // The broker workloads through the remote client (the same code as embedded: see engine.ts).
+    const bg = "Broker, embedded: mqlite vs raw better-sqlite3";
+    for (const [p, c] of [
+      [4, 4],
+      [16, 16],
     ] as const) {
-      console.log(`| ${name} | ${m.p50} | ${m.p99} | ${m.errors} |`);
+      await rec.compare(
+        {
+          group: bg,
+          unit: "msg/s",
+          better: "higher",
+          scenario: `end-to-end ${p}×${c} send→receive→complete`,
+        },
+        [
+          {
+            system: "mqlite",
+            mode: "http",
+            vs: "raw better-sqlite3 (normal)",
+            round: () => endToEnd(client, "e2e", p, c, MS),
+          },
+        ],
+      );
+    }
+    await rec.compare(
+      { group: bg, unit: "msg/s", better: "higher", scenario: "send 1/call, 16 callers, sync=normal" },
+      [
+        {
+          system: "mqlite",
+          mode: "http",
+          vs: "raw better-sqlite3 (normal)",
+          round: () => sendRate(client, "bench", 16, 1, MS),
+        },
+      ],
+    );
+    await rec.compare(
+      {
+        group: bg,
+        unit: "publish/s",
+        better: "higher",
+        scenario: "fan-out to 10 subscriptions, 4 publishers",
+      },
+      [
+        {
+          system: "mqlite",
+          mode: "http",
+          vs: "raw better-sqlite3 (normal)",
+          setup: () => fanOutTopic(client, "t", 10),
+          round: () => fanOutRate(client, "t", 4, MS),
+        },
+      ],
+    );
+
+    // The job face over HTTP: a Queue on the remote client.
+    const jobs = (round: (q: ReturnType<typeof noopQueue>) => Promise<number>): Contender => ({
+      system: "mqlite",
+      mode: "http",
+      vs: "raw better-sqlite3 (normal)",
+      round: async () => {
+        const q = noopQueue({ broker: client });
+        try {
+          return await round(q);
+        } finally {
+          await q.close();
+        }
+      },
+    });
+    const jg = { group: JOB_GROUP, unit: "jobs/s", better: "higher" as const };
+    await rec.compare({ ...jg, scenario: "enqueue 1/call" }, [
+      jobs((q) => enqueueOne(q, Math.min(JOBS, 5000))),
+    ]);
+    await rec.compare({ ...jg, scenario: "enqueue batch 64" }, [jobs((q) => enqueueBatch(q, JOBS, 64))]);
+    for (const c of DRAIN_CONCURRENCY) {
+      await rec.compare({ ...jg, scenario: `drain ${JOBS.toLocaleString("en-US")}, concurrency ${c}` }, [
+        jobs((q) => drain(q, c)),
+      ]);
     }
   } finally {
+    await client.close?.();
     child.kill("SIGTERM");
   }
+  return rec.result;
 }
 
 if (process.argv.includes("--serve")) await serveBoth();
-else await main();
+else await mainIfEntry(import.meta.url, run);

@@ -1,81 +1,303 @@
-// The job face beside its peers, in one run: enqueue one at a time, enqueue in bulk, and drain
-// 20,000 no-op jobs at worker concurrency 1, 4 and 16 — mqlite's Queue, plainjob (SQLite) and
-// BullMQ (Redis on 127.0.0.1:6379, skipped when it does not answer), with raw better-sqlite3
-// claim+delete as the floor; plus the in-process enqueue→handler latency.
-// Env: BENCH_JOBS (default 20000), BENCH_SINGLE (default 5000), BENCH_LATENCY (default 2000).
-import { createConnection } from "node:net";
+// The job face beside its peers, in one run: enqueue one job per call, enqueue in batches of 64,
+// and drain 20,000 no-op jobs at worker concurrency 1, 4 and 16 — mqlite's Queue (embedded), raw
+// better-sqlite3 (the floor: one-row claim + delete), plainjob and liteque (SQLite), BullMQ and
+// bee-queue (Redis on 127.0.0.1:6379, skipped when it does not answer); and the in-process
+// enqueue→handler latency. pg-boss and graphile-worker are in postgres.ts.
+// Env: BENCH_JOBS (default 20000), BENCH_CAP_MS (longest a peer's round may take, default 20000).
+import BeeQueue from "bee-queue";
 import Database from "better-sqlite3";
 import { Queue as BullQueue, Worker as BullWorker } from "bullmq";
+import { buildDBClient, Runner, SqliteQueue } from "liteque";
 import { better, defineQueue, defineWorker } from "plainjob";
 import { Queue } from "../src/jobs/index.js";
-import { median, percentile, scratch } from "./_lib.js";
+import {
+  type Contender,
+  JOB_ARG,
+  JOBS,
+  mainIfEntry,
+  median,
+  percentile,
+  Recorder,
+  ROUNDS,
+  redisAnswers,
+  type SuiteResult,
+  scratch,
+} from "./_lib.js";
+import {
+  DRAIN_CONCURRENCY,
+  drain,
+  enqueueBatch,
+  enqueueOne,
+  JOB_GROUP,
+  noopQueue,
+  rawDb,
+  rawDrain,
+  rawSendBatch,
+  rawSendOne,
+} from "./_scenarios.js";
 
-const N = Number(process.env.BENCH_JOBS ?? 20_000);
-const SINGLE = Number(process.env.BENCH_SINGLE ?? 5000);
+const CAP_MS = Number(process.env.BENCH_CAP_MS ?? 20_000);
 const LATENCY = Number(process.env.BENCH_LATENCY ?? 2000);
-const CONCURRENCY = [1, 4, 16];
-const tmp = scratch("jobs");
-let fileNo = 0;
-const file = (name: string) => tmp.file(`${name}-${fileNo++}.db`);
-const perSec = (n: number, ms: number) => (n * 1000) / ms;
 const silent = { error() {}, warn() {}, info() {}, debug() {} };
+const payload = { p: JOB_ARG };
 
-// --- mqlite ---------------------------------------------------------------------------------------
-
-function ours(): Queue<{ noop: () => void }> {
-  return new Queue({ dbPath: file("mqlite") }).task("noop", () => {});
-}
-
-async function oursEnqueueOne(): Promise<number> {
-  const q = ours();
-  await q.enqueue("noop", []);
+/** Loops `step` `n` times or until the cap; per second. */
+async function capped(n: number, per: number, step: (i: number) => Promise<unknown> | unknown) {
   const t = performance.now();
-  for (let i = 0; i < SINGLE; i++) await q.enqueue("noop", []);
-  const r = perSec(SINGLE, performance.now() - t);
-  await q.close();
-  return r;
-}
-
-async function oursEnqueueBulk(): Promise<number> {
-  const q = ours();
-  const t = performance.now();
-  for (let i = 0; i < N; i += 1000) {
-    await q.enqueueMany(
-      "noop",
-      Array.from({ length: Math.min(1000, N - i) }, () => ({ args: [] })),
-    );
-  }
-  const r = perSec(N, performance.now() - t);
-  await q.close();
-  return r;
-}
-
-async function oursDrain(concurrency: number): Promise<number> {
-  const q = ours();
-  for (let i = 0; i < N; i += 1000) {
-    await q.enqueueMany(
-      "noop",
-      Array.from({ length: Math.min(1000, N - i) }, () => ({ args: [] })),
-    );
-  }
   let done = 0;
-  const t = performance.now();
-  await new Promise<void>((resolve) => {
-    q.on("job.completed", () => {
-      if (++done === N) resolve();
-    });
-    q.runWorker({ concurrency });
-  });
-  const r = perSec(N, performance.now() - t);
-  await q.close();
-  return r;
+  while (done < n && performance.now() - t < CAP_MS) {
+    await step(done);
+    done += per;
+  }
+  return (done * 1000) / (performance.now() - t);
 }
 
-/** p50/p99 from enqueue() call to handler start, one job at a time, worker idle and waiting. */
-async function oursLatency(): Promise<{ p50: number; p99: number }> {
+/** Waits until `count()` reaches n or the cap passes; per second since `t`. */
+async function until(n: number, count: () => number, t: number): Promise<number> {
+  while (count() < n && performance.now() - t < CAP_MS) await new Promise((r) => setTimeout(r, 2));
+  return (count() * 1000) / (performance.now() - t);
+}
+
+export async function run(): Promise<SuiteResult> {
+  const rec = new Recorder("Job queue: mqlite vs peers");
+  const tmp = scratch("jobs");
+  let fileNo = 0;
+  const file = (name: string) => tmp.file(`${name}-${fileNo++}.db`);
+  const redis = await redisAnswers();
+  if (!redis) {
+    for (const s of ["BullMQ", "bee-queue"]) rec.skip(s, "Redis on 127.0.0.1:6379 does not answer");
+  }
+
+  // --- contenders per system -------------------------------------------------------------------
+  const ours = (round: (q: ReturnType<typeof noopQueue>) => Promise<number>): Contender => ({
+    system: "mqlite",
+    mode: "embedded",
+    vs: "raw better-sqlite3 (normal)",
+    round: async () => {
+      const q = noopQueue({ dbPath: file("mqlite") });
+      try {
+        return await round(q);
+      } finally {
+        await q.close();
+      }
+    },
+  });
+  const rawC = (round: (r: ReturnType<typeof rawDb>) => number): Contender => ({
+    system: "raw better-sqlite3 (normal)",
+    round: () => {
+      const r = rawDb(file("raw"), "normal");
+      try {
+        return round(r);
+      } finally {
+        r.close();
+      }
+    },
+  });
+
+  const plain = (round: (q: ReturnType<typeof defineQueue>) => Promise<number> | number): Contender => ({
+    system: "plainjob",
+    vs: "raw better-sqlite3 (normal)",
+    round: async () => {
+      const q = defineQueue({
+        connection: better(new Database(file("plainjob"))),
+        logger: silent,
+        maintenanceInterval: 3_600_000,
+      });
+      try {
+        return await round(q);
+      } finally {
+        q.close();
+      }
+    },
+  });
+
+  const lite = (round: (q: SqliteQueue<typeof payload>) => Promise<number>): Contender => ({
+    system: "liteque",
+    vs: "raw better-sqlite3 (normal)",
+    round: async () => {
+      const q = new SqliteQueue<typeof payload>(
+        "noop",
+        buildDBClient(file("liteque"), { runMigrations: true }),
+        { defaultJobArgs: { numRetries: 0 }, keepFailedJobs: false },
+      );
+      return round(q);
+    },
+  });
+
+  let bullNo = 0;
+  const bullConn = { host: "127.0.0.1", port: 6379 };
+  const bull = (round: (q: BullQueue) => Promise<number>): Contender => ({
+    system: "BullMQ",
+    vs: "raw better-sqlite3 (normal)",
+    round: async () => {
+      const q = new BullQueue(`mqlite-bench-${process.pid}-${bullNo++}`, { connection: bullConn });
+      await q.waitUntilReady();
+      try {
+        return await round(q);
+      } finally {
+        await q.obliterate({ force: true });
+        await q.close();
+      }
+    },
+  });
+  const bullJob = { name: "noop", data: payload, opts: { removeOnComplete: true, removeOnFail: true } };
+
+  let beeNo = 0;
+  const bee = (round: (q: BeeQueue) => Promise<number>): Contender => ({
+    system: "bee-queue",
+    vs: "raw better-sqlite3 (normal)",
+    round: async () => {
+      const q = new BeeQueue(`mqlite-bench-${process.pid}-${beeNo++}`, {
+        redis: bullConn,
+        removeOnSuccess: true,
+        removeOnFailure: true,
+        sendEvents: false,
+        storeJobs: false,
+      });
+      await q.ready();
+      try {
+        return await round(q);
+      } finally {
+        await q.destroy();
+        await q.close();
+      }
+    },
+  });
+
+  const redisOnly = (cs: Contender[]) =>
+    cs.filter((c) => redis || !["BullMQ", "bee-queue"].includes(c.system));
+  const jobsPerSec = { group: JOB_GROUP, unit: "jobs/s", better: "higher" as const };
+
+  // --- enqueue one per call -----------------------------------------------------------------------
+  await rec.compare(
+    { ...jobsPerSec, scenario: "enqueue 1/call" },
+    redisOnly([
+      ours((q) => enqueueOne(q, JOBS)),
+      rawC((r) => rawSendOne(r, 1500)),
+      plain((q) => capped(JOBS, 1, () => q.add("noop", payload))),
+      lite((q) => capped(JOBS, 1, () => q.enqueue(payload))),
+      bull((q) => capped(JOBS, 1, () => q.add(bullJob.name, bullJob.data, bullJob.opts))),
+      bee((q) => capped(JOBS, 1, () => q.createJob(payload).save())),
+    ]),
+  );
+
+  // --- enqueue in batches of 64 -------------------------------------------------------------------
+  const b64 = Array.from({ length: 64 }, () => payload);
+  await rec.compare(
+    { ...jobsPerSec, scenario: "enqueue batch 64" },
+    redisOnly([
+      ours((q) => enqueueBatch(q, JOBS, 64)),
+      rawC((r) => rawSendBatch(r, 64, 1500)),
+      plain((q) => capped(JOBS, 64, () => q.addMany("noop", b64))),
+      {
+        ...lite((q) => capped(JOBS, 64, () => Promise.all(b64.map((p) => q.enqueue(p))))),
+        note: "no batch call: 64 concurrent enqueues",
+      },
+      bull((q) => capped(JOBS, 64, () => q.addBulk(b64.map(() => bullJob)))),
+      bee((q) => capped(JOBS, 64, () => q.saveAll(b64.map((p) => q.createJob(p))))),
+    ]),
+  );
+
+  // --- drain ---------------------------------------------------------------------------------------
+  for (const c of DRAIN_CONCURRENCY) {
+    await rec.compare(
+      { ...jobsPerSec, scenario: `drain ${JOBS.toLocaleString("en-US")}, concurrency ${c}` },
+      redisOnly([
+        ours((q) => drain(q, c)),
+        rawC((r) => rawDrain(r)),
+        plain(async (q) => {
+          for (let i = 0; i < JOBS; i += 1000) q.addMany("noop", Array(1000).fill(payload));
+          let done = 0;
+          const workers = Array.from({ length: c }, () =>
+            defineWorker("noop", () => {}, {
+              queue: q,
+              logger: silent,
+              pollIntervall: 10,
+              onCompleted: () => {
+                done++;
+              },
+            }),
+          );
+          const t = performance.now();
+          for (const w of workers) void w.start();
+          const r = await until(JOBS, () => done, t);
+          await Promise.all(workers.map((w) => w.stop()));
+          return r;
+        }),
+        lite(async (q) => {
+          // liteque 0.8.0 claims in an async function inside a better-sqlite3 transaction, which
+          // better-sqlite3 refuses: find out before a runner fails outside any await.
+          await q.attemptDequeue({ timeoutSecs: 60 });
+          await Promise.all(Array.from({ length: JOBS }, () => q.enqueue(payload)));
+          let done = 0;
+          const runner = new Runner<typeof payload>(
+            q,
+            {
+              run: async () => {},
+              onComplete: async () => {
+                done++;
+              },
+            },
+            { concurrency: c, pollIntervalMs: 10, timeoutSecs: 60 },
+          );
+          const t = performance.now();
+          const running = runner.run();
+          const r = await until(JOBS, () => done, t);
+          runner.stop();
+          await running;
+          return r;
+        }),
+        bull(async (q) => {
+          for (let i = 0; i < JOBS; i += 1000) await q.addBulk(Array(1000).fill(bullJob));
+          let done = 0;
+          const t = performance.now();
+          const w = new BullWorker(q.name, async () => {}, { connection: bullConn, concurrency: c });
+          w.on("completed", () => {
+            done++;
+          });
+          const r = await until(JOBS, () => done, t);
+          await w.close();
+          return r;
+        }),
+        bee(async (q) => {
+          for (let i = 0; i < JOBS; i += 1000)
+            await q.saveAll(Array.from({ length: 1000 }, () => q.createJob(payload)));
+          let done = 0;
+          q.on("succeeded", () => {
+            done++;
+          });
+          const t = performance.now();
+          q.process(c, async () => {});
+          return until(JOBS, () => done, t);
+        }),
+      ]),
+    );
+  }
+
+  // --- enqueue→handler latency, in-process ---------------------------------------------------------
+  const latencies: { p50: number; p99: number }[] = [];
+  for (let r = 0; r < ROUNDS; r++) latencies.push(await latency(file("latency")));
+  for (const key of ["p50", "p99"] as const) {
+    const rounds = latencies.map((l) => l[key]);
+    rec.add({
+      group: "Latency, in-process",
+      scenario: `enqueue→handler ${key} (${LATENCY} jobs, one at a time)`,
+      system: "mqlite",
+      mode: "embedded",
+      value: median(rounds),
+      rounds,
+      unit: "ms",
+      better: "lower",
+    });
+  }
+  return rec.result;
+}
+
+/** p50/p99 from enqueue() call to handler start, one job at a time, the worker idle and waiting. */
+async function latency(dbPath: string): Promise<{ p50: number; p99: number }> {
   let started: (at: number) => void = () => {};
-  const q = new Queue({ dbPath: file("latency") }).task("ping", () => started(performance.now()));
-  q.runWorker({ concurrency: 1 });
+  const q = new Queue({ dbPath }).task("ping", () => started(performance.now()));
+  const w = q.runWorker({ concurrency: 1 });
   const samples: number[] = [];
   for (let i = 0; i < LATENCY + 100; i++) {
     const handled = new Promise<number>((r) => {
@@ -85,232 +307,11 @@ async function oursLatency(): Promise<{ p50: number; p99: number }> {
     await q.enqueue("ping", []);
     const at = await handled;
     if (i >= 100) samples.push(at - t);
-    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 1));
   }
+  await w.stop();
   await q.close();
   return { p50: median(samples), p99: percentile(samples, 99) };
 }
 
-// --- raw better-sqlite3: the floor ------------------------------------------------------------------
-
-function rawDrain(): number {
-  const db = new Database(file("raw"));
-  db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = NORMAL");
-  db.exec(`CREATE TABLE m (id INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT NULL, state TEXT NOT NULL,
-    enqueued_at INTEGER NOT NULL, locked_until INTEGER NOT NULL DEFAULT 0, body BLOB NOT NULL) STRICT;
-    CREATE INDEX m_claim ON m (queue, id) WHERE state = 'active';`);
-  const insert = db.prepare("INSERT INTO m (queue, state, enqueued_at, body) VALUES ('q', 'active', ?, ?)");
-  const body = Buffer.from("[]");
-  db.transaction(() => {
-    for (let i = 0; i < N; i++) insert.run(Date.now(), body);
-  })();
-  const claim = db.prepare(`UPDATE m SET state = 'locked', locked_until = ? WHERE id =
-    (SELECT id FROM m WHERE queue = 'q' AND state = 'active' ORDER BY id LIMIT 1) RETURNING id, body`);
-  const del = db.prepare("DELETE FROM m WHERE id = ?");
-  const t = performance.now();
-  for (let i = 0; i < N; i++) {
-    const row = claim.get(Date.now() + 30_000) as { id: number };
-    del.run(row.id);
-  }
-  const r = perSec(N, performance.now() - t);
-  db.close();
-  return r;
-}
-
-// --- plainjob ---------------------------------------------------------------------------------------
-
-function plainQueue() {
-  const db = new Database(file("plainjob"));
-  return defineQueue({ connection: better(db), logger: silent, maintenanceInterval: 3_600_000 });
-}
-
-function plainEnqueueOne(): number {
-  const q = plainQueue();
-  const t = performance.now();
-  for (let i = 0; i < SINGLE; i++) q.add("noop", {});
-  const r = perSec(SINGLE, performance.now() - t);
-  q.close();
-  return r;
-}
-
-function plainEnqueueBulk(): number {
-  const q = plainQueue();
-  const t = performance.now();
-  for (let i = 0; i < N; i += 1000)
-    q.addMany(
-      "noop",
-      Array.from({ length: Math.min(1000, N - i) }, () => ({})),
-    );
-  const r = perSec(N, performance.now() - t);
-  q.close();
-  return r;
-}
-
-async function plainDrain(concurrency: number): Promise<number> {
-  const q = plainQueue();
-  for (let i = 0; i < N; i += 1000)
-    q.addMany(
-      "noop",
-      Array.from({ length: Math.min(1000, N - i) }, () => ({})),
-    );
-  let done = 0;
-  let finish: () => void = () => {};
-  const finished = new Promise<void>((r) => {
-    finish = r;
-  });
-  const workers = Array.from({ length: concurrency }, () =>
-    defineWorker("noop", () => {}, {
-      queue: q,
-      logger: silent,
-      pollIntervall: 10,
-      onCompleted: () => {
-        if (++done === N) finish();
-      },
-    }),
-  );
-  const t = performance.now();
-  for (const w of workers) void w.start();
-  await finished;
-  const r = perSec(N, performance.now() - t);
-  await Promise.all(workers.map((w) => w.stop()));
-  q.close();
-  return r;
-}
-
-// --- BullMQ -----------------------------------------------------------------------------------------
-
-const redis = { host: "127.0.0.1", port: 6379 };
-
-function redisAnswers(): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection(redis);
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(1000, () => done(false));
-    socket.once("error", () => done(false));
-    socket.once("connect", () => socket.write("PING\r\n"));
-    socket.once("data", (d) => done(d.toString().startsWith("+PONG")));
-  });
-}
-
-let bullNo = 0;
-function bullQueue(): BullQueue {
-  return new BullQueue(`mqlite-bench-${process.pid}-${bullNo++}`, { connection: redis });
-}
-
-async function bullDispose(q: BullQueue): Promise<void> {
-  await q.obliterate({ force: true });
-  await q.close();
-}
-
-async function bullEnqueueOne(): Promise<number> {
-  const q = bullQueue();
-  await q.waitUntilReady();
-  const t = performance.now();
-  for (let i = 0; i < SINGLE; i++) await q.add("noop", {}, { removeOnComplete: true });
-  const r = perSec(SINGLE, performance.now() - t);
-  await bullDispose(q);
-  return r;
-}
-
-async function bullFill(q: BullQueue): Promise<void> {
-  for (let i = 0; i < N; i += 1000) {
-    await q.addBulk(
-      Array.from({ length: Math.min(1000, N - i) }, () => ({
-        name: "noop",
-        data: {},
-        opts: { removeOnComplete: true },
-      })),
-    );
-  }
-}
-
-async function bullEnqueueBulk(): Promise<number> {
-  const q = bullQueue();
-  await q.waitUntilReady();
-  const t = performance.now();
-  await bullFill(q);
-  const r = perSec(N, performance.now() - t);
-  await bullDispose(q);
-  return r;
-}
-
-async function bullDrain(concurrency: number): Promise<number> {
-  const q = bullQueue();
-  await bullFill(q);
-  let done = 0;
-  let finish: () => void = () => {};
-  const finished = new Promise<void>((r) => {
-    finish = r;
-  });
-  const t = performance.now();
-  const w = new BullWorker(q.name, async () => {}, { connection: redis, concurrency });
-  w.on("completed", () => {
-    if (++done === N) finish();
-  });
-  await finished;
-  const r = perSec(N, performance.now() - t);
-  await w.close();
-  await bullDispose(q);
-  return r;
-}
-
-// --- report -----------------------------------------------------------------------------------------
-
-const fmt = (n: number | undefined) => (n === undefined ? "—" : Math.round(n).toLocaleString("en-US"));
-const ratio = (a: number, b: number | undefined) => (b === undefined ? "—" : `${(a / b).toFixed(2)}×`);
-
-interface Line {
-  scenario: string;
-  ours: number;
-  raw?: number;
-  plainjob: number;
-  bullmq?: number;
-}
-
-async function main(): Promise<void> {
-  const bull = await redisAnswers();
-  if (!bull) console.log("BullMQ: Redis on 127.0.0.1:6379 does not answer; BullMQ is skipped.");
-  const lines: Line[] = [];
-  lines.push({
-    scenario: `enqueue 1 at a time (${SINGLE})`,
-    ours: await oursEnqueueOne(),
-    plainjob: plainEnqueueOne(),
-    bullmq: bull ? await bullEnqueueOne() : undefined,
-  });
-  lines.push({
-    scenario: `enqueue in bulk (${N}, 1000/call)`,
-    ours: await oursEnqueueBulk(),
-    plainjob: plainEnqueueBulk(),
-    bullmq: bull ? await bullEnqueueBulk() : undefined,
-  });
-  const raw = rawDrain();
-  for (const c of CONCURRENCY) {
-    lines.push({
-      scenario: `drain ${N} no-op jobs, concurrency ${c}`,
-      ours: await oursDrain(c),
-      raw,
-      plainjob: await plainDrain(c),
-      bullmq: bull ? await bullDrain(c) : undefined,
-    });
-  }
-  console.log(
-    "\n### Jobs: mqlite Queue vs plainjob and BullMQ (jobs/s; raw = better-sqlite3 claim+delete)\n",
-  );
-  console.log("| scenario | mqlite | raw floor | plainjob | BullMQ | vs raw | vs plainjob | vs BullMQ |");
-  console.log("|---|--:|--:|--:|--:|--:|--:|--:|");
-  for (const l of lines) {
-    console.log(
-      `| ${l.scenario} | ${fmt(l.ours)} | ${fmt(l.raw)} | ${fmt(l.plainjob)} | ${fmt(l.bullmq)} | ${ratio(l.ours, l.raw)} | ${ratio(l.ours, l.plainjob)} | ${ratio(l.ours, l.bullmq)} |`,
-    );
-  }
-  const lat = await oursLatency();
-  console.log(
-    `\nenqueue→handler latency in-process (${LATENCY} jobs, one at a time): p50 ${lat.p50.toFixed(3)} ms, p99 ${lat.p99.toFixed(3)} ms`,
-  );
-}
-
-await main();
+await mainIfEntry(import.meta.url, run);

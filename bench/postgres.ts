@@ -1,28 +1,29 @@
-// mqlite on PostgreSQL beside our own SQLite engine, and beside pg-boss 10 and graphile-worker 0.17
-// on the same server, in one run:
-//  - send throughput (4 producers, one message per call; and batches of 64),
-//  - end-to-end throughput (4 producers, 4 consumers receiving up to 16 and completing each),
-//  - enqueue then drain N no-op jobs (4 enqueuers one job per call, then 4 workers).
-// Env: MQLITE_BENCH_PG (default postgres://postgres@127.0.0.1:5432/postgres), BENCH_MS, BENCH_JOBS.
-import { run as graphileRun, makeWorkerUtils } from "graphile-worker";
+// The PostgreSQL peers on one server (127.0.0.1:5432, skipped when it does not answer): pg-boss 10
+// and graphile-worker 0.17 beside mqlite's job face on its PostgreSQL engine — enqueue one job per
+// call, enqueue in batches of 64, drain 20,000 no-op jobs at concurrency 1, 4 and 16. A round that
+// would outlast BENCH_CAP_MS (default 20000) is cut there and counts what it did.
+// Env: MQLITE_BENCH_PG (default postgres://postgres@127.0.0.1:5432/postgres), BENCH_JOBS.
+import { run as graphileRun, Logger, makeWorkerUtils } from "graphile-worker";
 import pg from "pg";
 import PgBoss from "pg-boss";
-import type { Broker } from "../src/contract/broker.js";
-import { silentLogger } from "../src/engine/logger.js";
-import { openBroker } from "../src/open.js";
-import { PAYLOAD_256, scratch } from "./_lib.js";
+import {
+  type Contender,
+  JOB_ARG,
+  JOBS,
+  mainIfEntry,
+  PG_DSN,
+  Recorder,
+  type SuiteResult,
+  tcpAnswers,
+} from "./_lib.js";
+import { DRAIN_CONCURRENCY, drain, enqueueBatch, enqueueOne, JOB_GROUP, noopQueue } from "./_scenarios.js";
 
-const DSN = process.env.MQLITE_BENCH_PG ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const DURATION_MS = Number(process.env.BENCH_MS ?? 2000);
-const JOBS = Number(process.env.BENCH_JOBS ?? 5000);
-/** Unmeasured time first: pool connections open and statements get prepared (for both engines). */
-const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1000);
+const CAP_MS = Number(process.env.BENCH_CAP_MS ?? 20_000);
 const SCHEMAS = { mqlite: "bench_mqlite", pgboss: "bench_pgboss", graphile: "bench_graphile" };
-const tmp = scratch("postgres");
-let fileNo = 0;
+const payload = { p: JOB_ARG };
 
 async function sql(text: string): Promise<void> {
-  const c = new pg.Client({ connectionString: DSN });
+  const c = new pg.Client({ connectionString: PG_DSN });
   await c.connect();
   try {
     await c.query(text);
@@ -30,246 +31,136 @@ async function sql(text: string): Promise<void> {
     await c.end();
   }
 }
+const drop = (schema: string) => sql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
 
-async function dropSchemas(): Promise<void> {
-  for (const s of Object.values(SCHEMAS)) await sql(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
-}
-
-type Engine = "postgres" | "postgres-async" | "sqlite";
-
-async function open(engine: Engine): Promise<Broker> {
-  if (engine !== "sqlite") {
-    await sql(`DROP SCHEMA IF EXISTS ${SCHEMAS.mqlite} CASCADE`);
-    return openBroker(DSN, {
-      schema: SCHEMAS.mqlite,
-      logger: silentLogger,
-      poolSize: 10,
-      synchronousCommit: engine === "postgres" ? "on" : "off",
-    });
+async function capped(n: number, per: number, step: () => Promise<unknown>): Promise<number> {
+  const t = performance.now();
+  let done = 0;
+  while (done < n && performance.now() - t < CAP_MS) {
+    await step();
+    done += per;
   }
-  return openBroker(tmp.file(`sqlite-${fileNo++}.db`), { logger: silentLogger, synchronous: "normal" });
+  return (done * 1000) / (performance.now() - t);
 }
 
-async function forDuration(workers: number, step: () => Promise<number>): Promise<number> {
-  let stop = false;
-  let ops = 0;
-  const loops = Array.from({ length: workers }, async () => {
-    while (!stop) ops += await step();
-  });
-  await new Promise((r) => setTimeout(r, WARMUP_MS));
-  ops = 0;
-  const start = performance.now();
-  await new Promise((r) => setTimeout(r, DURATION_MS));
-  stop = true;
-  const elapsed = performance.now() - start;
-  const counted = ops;
-  await Promise.all(loops);
-  return (counted * 1000) / elapsed;
+async function until(n: number, count: () => number, t: number): Promise<number> {
+  while (count() < n && performance.now() - t < CAP_MS) await new Promise((r) => setTimeout(r, 5));
+  return (count() * 1000) / (performance.now() - t);
 }
 
-async function sendRate(engine: Engine, batch: number): Promise<number> {
-  const b = await open(engine);
-  await b.createQueue("q", { lockDurationMs: 60_000 });
-  const msgs = Array.from({ length: batch }, () => ({ body: PAYLOAD_256 }));
-  const r = await forDuration(4, async () => (await b.send("q", batch === 1 ? msgs[0]! : msgs)).length);
-  await b.close();
-  return r;
-}
-
-async function endToEnd(engine: Engine): Promise<number> {
-  const b = await open(engine);
-  await b.createQueue("q", { lockDurationMs: 60_000, maxDeliveryCount: 1000 });
-  let completed = 0;
-  let stop = false;
-  const producers = Array.from({ length: 4 }, async () => {
-    while (!stop) await b.send("q", { body: PAYLOAD_256 });
-  });
-  const consumers = Array.from({ length: 4 }, async () => {
-    while (!stop) {
-      const got = await b.receive("q", { maxMessages: 16, waitMs: 20 });
-      for (const m of got) {
-        await b.complete("q", m.seqNumber, m.lockToken!);
-        completed++;
+export async function run(): Promise<SuiteResult> {
+  const rec = new Recorder("PostgreSQL peers");
+  if (!(await tcpAnswers(5432))) {
+    for (const s of ["pg-boss 10", "graphile-worker 0.17", "mqlite (PostgreSQL engine)"])
+      rec.skip(s, "PostgreSQL on 127.0.0.1:5432 does not answer");
+    return rec.result;
+  }
+  const boss = (round: (b: PgBoss) => Promise<number>): Contender => ({
+    system: "pg-boss 10",
+    vs: "raw better-sqlite3 (normal)",
+    round: async () => {
+      await drop(SCHEMAS.pgboss);
+      const b = new PgBoss({ connectionString: PG_DSN, schema: SCHEMAS.pgboss, max: 10, supervise: false });
+      b.on("error", () => {});
+      await b.start();
+      await b.createQueue("noop");
+      try {
+        return await round(b);
+      } finally {
+        await b.stop({ graceful: false, wait: true });
       }
-    }
+    },
   });
-  await new Promise((r) => setTimeout(r, WARMUP_MS));
-  completed = 0;
-  const start = performance.now();
-  await new Promise((r) => setTimeout(r, DURATION_MS));
-  const rate = (completed * 1000) / (performance.now() - start);
-  stop = true;
-  await Promise.all([...producers, ...consumers]);
-  await b.close();
-  return rate;
-}
-
-interface Drain {
-  enqueue: number;
-  drain: number;
-  total: number;
-}
-
-/** Enqueues `JOBS` jobs from 4 concurrent enqueuers (one job per call), then drains them with 4 workers. */
-async function jobs(enqueue: () => Promise<void>, drain: () => Promise<void>): Promise<Drain> {
-  let left = JOBS;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: 4 }, async () => {
-      while (left > 0) {
-        left--;
-        await enqueue();
+  const graphile = (
+    round: (u: Awaited<ReturnType<typeof makeWorkerUtils>>) => Promise<number>,
+  ): Contender => ({
+    system: "graphile-worker 0.17",
+    vs: "raw better-sqlite3 (normal)",
+    round: async () => {
+      await drop(SCHEMAS.graphile);
+      const u = await makeWorkerUtils({ connectionString: PG_DSN, schema: SCHEMAS.graphile });
+      await u.migrate();
+      try {
+        return await round(u);
+      } finally {
+        await u.release();
       }
-    }),
-  );
-  const t1 = performance.now();
-  await drain();
-  const t2 = performance.now();
-  return {
-    enqueue: (JOBS * 1000) / (t1 - t0),
-    drain: (JOBS * 1000) / (t2 - t1),
-    total: (t2 - t0) / 1000,
-  };
-}
-
-async function mqliteJobs(): Promise<Drain> {
-  const b = await open("postgres");
-  await b.createQueue("jobs", { lockDurationMs: 60_000 });
-  let done = 0;
-  const r = await jobs(
-    async () => {
-      await b.send("jobs", { body: "{}", subject: "noop" });
     },
-    async () => {
-      await Promise.all(
-        Array.from({ length: 4 }, async () => {
-          while (done < JOBS) {
-            const got = await b.receive("jobs", { maxMessages: 16, waitMs: 100 });
-            if (got.length === 0) continue;
-            await b.completeBatch(
-              "jobs",
-              got.map((m) => ({ seqNumber: m.seqNumber, lockToken: m.lockToken! })),
-            );
-            done += got.length;
-          }
-        }),
-      );
+  });
+  const ours = (round: (q: ReturnType<typeof noopQueue>) => Promise<number>): Contender => ({
+    system: "mqlite (PostgreSQL engine)",
+    vs: "raw better-sqlite3 (normal)",
+    round: async () => {
+      await drop(SCHEMAS.mqlite);
+      const q = noopQueue({ dsn: PG_DSN, schema: SCHEMAS.mqlite });
+      try {
+        return await round(q);
+      } finally {
+        await q.close();
+      }
     },
-  );
-  await b.close();
-  return r;
-}
-
-async function pgBossJobs(): Promise<Drain> {
-  const boss = new PgBoss({ connectionString: DSN, schema: SCHEMAS.pgboss, max: 10, supervise: false });
-  boss.on("error", () => {});
-  await boss.start();
-  await boss.createQueue("jobs");
-  let done = 0;
-  const r = await jobs(
-    async () => {
-      await boss.send("jobs", {});
-    },
-    async () => {
-      await Promise.all(
-        Array.from({ length: 4 }, async () => {
-          while (done < JOBS) {
-            const got = await boss.fetch("jobs", { batchSize: 16 });
-            if (!got || got.length === 0) {
-              await new Promise((res) => setTimeout(res, 20));
-              continue;
-            }
-            await boss.complete(
-              "jobs",
-              got.map((j) => j.id),
-            );
-            done += got.length;
-          }
-        }),
-      );
-    },
-  );
-  await boss.stop({ graceful: false, wait: true });
-  return r;
-}
-
-async function graphileJobs(): Promise<Drain> {
-  const utils = await makeWorkerUtils({ connectionString: DSN, schema: SCHEMAS.graphile });
-  await utils.migrate();
-  const r = await jobs(
-    async () => {
-      await utils.addJob("noop", {});
-    },
-    async () => {
-      let done = 0;
-      let finish!: () => void;
-      const finished = new Promise<void>((res) => {
-        finish = res;
-      });
-      const runner = await graphileRun({
-        connectionString: DSN,
-        schema: SCHEMAS.graphile,
-        concurrency: 4,
-        noHandleSignals: true,
-        pollInterval: 100,
-        logger: new (await import("graphile-worker")).Logger(() => () => {}),
-        taskList: {
-          noop: async () => {
-            if (++done === JOBS) finish();
-          },
-        },
-      });
-      await finished;
-      await runner.stop();
-    },
-  );
-  await utils.release();
-  return r;
-}
-
-const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
-
-async function main(): Promise<void> {
-  await dropSchemas();
+  });
+  const jg = { group: JOB_GROUP, unit: "jobs/s", better: "higher" as const };
+  const b64 = Array.from({ length: 64 }, () => payload);
   try {
-    console.log(
-      `\n### mqlite on PostgreSQL beside mqlite on SQLite (sync=normal), ${DURATION_MS} ms each after ${WARMUP_MS} ms warm-up\n`,
-    );
-    console.log(
-      "| scenario | PostgreSQL | PostgreSQL, synchronous_commit=off | SQLite | ratio (PG / SQLite) |",
-    );
-    console.log("|---|--:|--:|--:|--:|");
-    for (const [name, fn] of [
-      ["send 1/call, 4 producers", (e: Engine) => sendRate(e, 1)],
-      ["send 64/call, 4 producers", (e: Engine) => sendRate(e, 64)],
-      ["end-to-end 4 producers × 4 consumers (receive+complete)", endToEnd],
-    ] as const) {
-      const p = await fn("postgres");
-      const a = await fn("postgres-async");
-      const s = await fn("sqlite");
-      console.log(
-        `| ${name} | ${fmt(p)} msg/s | ${fmt(a)} msg/s | ${fmt(s)} msg/s | ${(p / s).toFixed(2)}× / ${(a / s).toFixed(2)}× |`,
-      );
-    }
-
-    console.log(
-      `\n### Enqueue + drain ${JOBS.toLocaleString("en-US")} no-op jobs on one PostgreSQL server\n`,
-    );
-    console.log("| system | enqueue (4 × 1/call) | drain (4 workers) | total |");
-    console.log("|---|--:|--:|--:|");
-    const results: [string, Drain][] = [
-      ["mqlite (PostgreSQL engine)", await mqliteJobs()],
-      ["pg-boss 10", await pgBossJobs()],
-      ["graphile-worker 0.17", await graphileJobs()],
-    ];
-    for (const [name, r] of results) {
-      console.log(
-        `| ${name} | ${fmt(r.enqueue)} jobs/s | ${fmt(r.drain)} jobs/s | ${r.total.toFixed(2)} s |`,
-      );
+    await rec.compare({ ...jg, scenario: "enqueue 1/call" }, [
+      ours((q) => enqueueOne(q, Math.min(JOBS, 5000))),
+      boss((b) => capped(JOBS, 1, () => b.send("noop", payload))),
+      graphile((u) => capped(JOBS, 1, () => u.addJob("noop", payload))),
+    ]);
+    await rec.compare({ ...jg, scenario: "enqueue batch 64" }, [
+      ours((q) => enqueueBatch(q, JOBS, 64)),
+      boss((b) => capped(JOBS, 64, () => b.insert(b64.map((data) => ({ name: "noop", data }))))),
+      graphile((u) =>
+        capped(JOBS, 64, () => u.addJobs(b64.map((data) => ({ identifier: "noop", payload: data })))),
+      ),
+    ]);
+    for (const c of DRAIN_CONCURRENCY) {
+      await rec.compare({ ...jg, scenario: `drain ${JOBS.toLocaleString("en-US")}, concurrency ${c}` }, [
+        ours((q) => drain(q, c)),
+        boss(async (b) => {
+          for (let i = 0; i < JOBS; i += 1000)
+            await b.insert(Array.from({ length: 1000 }, () => ({ name: "noop", data: payload })));
+          let done = 0;
+          const t = performance.now();
+          // pg-boss 10: concurrency is one `work` loop per slot, each fetching up to 16 jobs a poll.
+          for (let i = 0; i < c; i++) {
+            await b.work("noop", { batchSize: 16, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+              done += jobs.length;
+            });
+          }
+          const r = await until(JOBS, () => done, t);
+          await b.offWork("noop");
+          return r;
+        }),
+        graphile(async (u) => {
+          for (let i = 0; i < JOBS; i += 1000)
+            await u.addJobs(Array.from({ length: 1000 }, () => ({ identifier: "noop", payload })));
+          let done = 0;
+          const t = performance.now();
+          const runner = await graphileRun({
+            connectionString: PG_DSN,
+            schema: SCHEMAS.graphile,
+            concurrency: c,
+            noHandleSignals: true,
+            pollInterval: 100,
+            logger: new Logger(() => () => {}),
+            taskList: {
+              noop: async () => {
+                done++;
+              },
+            },
+          });
+          const r = await until(JOBS, () => done, t);
+          await runner.stop();
+          return r;
+        }),
+      ]);
     }
   } finally {
-    await dropSchemas();
+    for (const s of Object.values(SCHEMAS)) await drop(s).catch(() => {});
   }
+  return rec.result;
 }
 
-await main();
+await mainIfEntry(import.meta.url, run);

@@ -1,21 +1,326 @@
-// Runs every benchmark under bench/ (each a standalone script) one after the other.
-// Usage: npm run bench [-- name-substring ...]
+// Runs the whole benchmark suite: every scenario module under bench/ in its own child process (each
+// also runs alone: `npx tsx bench/engine.ts`), collects their structured results, and writes
+// bench/results/latest.json, docs/benchmarks.md (tables, targets) and docs/benchmarks.svg (chart),
+// with the machine's details and its load at the start.
+// Usage: npm run bench [-- name-substring ...]   (a filter skips the docs and writes only JSON)
 import { spawnSync } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, freemem, loadavg, release, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { barChart } from "./_chart.js";
+import { fmt, JOBS, label, type Measurement, markdownTables, ROUNDS, type SuiteResult } from "./_lib.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, "..");
+/** Modules in the order they run; others found under bench/ run after them. */
+const ORDER = ["engine.ts", "jobs.ts", "postgres.ts", "http.ts", "backlog.ts", "filter.ts"];
 const filters = process.argv.slice(2);
-const scripts = readdirSync(here)
-  .filter((f) => f.endsWith(".ts") && f !== "run.ts" && !f.startsWith("_"))
-  .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
-  .sort();
+const found = readdirSync(here).filter((f) => f.endsWith(".ts") && f !== "run.ts" && !f.startsWith("_"));
+const scripts = [
+  ...ORDER.filter((f) => found.includes(f)),
+  ...found.filter((f) => !ORDER.includes(f)).sort(),
+].filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)));
 
-let failed = 0;
+function version(pkg: string): string {
+  try {
+    return (
+      JSON.parse(readFileSync(join(root, "node_modules", pkg, "package.json"), "utf8")) as { version: string }
+    ).version;
+  } catch {
+    return "not installed";
+  }
+}
+
+function machine() {
+  const db = new Database(":memory:");
+  const sqlite = (db.prepare("SELECT sqlite_version() AS v").get() as { v: string }).v;
+  db.close();
+  const git = spawnSync("git", ["rev-parse", "--short", "HEAD"], {
+    cwd: root,
+    encoding: "utf8",
+  }).stdout.trim();
+  return {
+    date: new Date().toISOString(),
+    cpu: cpus()[0]?.model ?? "unknown",
+    cores: cpus().length,
+    ramGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    freeGiB: Math.round((freemem() / 2 ** 30) * 10) / 10,
+    os: `${process.platform} ${release()}`,
+    node: process.version,
+    sqlite,
+    betterSqlite3: version("better-sqlite3"),
+    loadAverageAtStart: loadavg().map((l) => Math.round(l * 100) / 100),
+    commit: git,
+    rounds: ROUNDS,
+    jobs: JOBS,
+    peers: {
+      plainjob: version("plainjob"),
+      liteque: version("liteque"),
+      bullmq: version("bullmq"),
+      "bee-queue": version("bee-queue"),
+      "pg-boss": version("pg-boss"),
+      "graphile-worker": version("graphile-worker"),
+    },
+  };
+}
+
+interface ModuleRun {
+  script: string;
+  seconds: number;
+  status: number | null;
+  result?: SuiteResult;
+  /** The module's stdout, for a module that returns no structured results. */
+  text?: string;
+}
+
+const info = machine();
+console.log(
+  `machine: ${info.cpu}, ${info.cores} cores, ${info.ramGiB} GiB, load ${info.loadAverageAtStart.join(" ")}`,
+);
+const runs: ModuleRun[] = [];
+const outDir = join(tmpdir(), `mqlite-bench-results-${process.pid}`);
+mkdirSync(outDir, { recursive: true });
 for (const script of scripts) {
   console.log(`\n=== ${script} ===`);
-  const r = spawnSync(process.execPath, ["--import", "tsx", join(here, script)], { stdio: "inherit" });
-  if (r.status !== 0) failed++;
+  const json = join(outDir, `${script}.json`);
+  const t = performance.now();
+  const r = spawnSync(process.execPath, ["--import", "tsx", join(here, script), "--json", json], {
+    stdio: ["ignore", "pipe", "inherit"],
+    encoding: "utf8",
+    maxBuffer: 64 * 2 ** 20,
+  });
+  process.stdout.write(r.stdout ?? "");
+  const run: ModuleRun = {
+    script,
+    seconds: Math.round((performance.now() - t) / 100) / 10,
+    status: r.status,
+  };
+  try {
+    run.result = JSON.parse(readFileSync(json, "utf8")) as SuiteResult;
+  } catch {
+    run.text = r.stdout;
+  }
+  runs.push(run);
 }
-process.exit(failed === 0 ? 0 : 1);
+rmSync(outDir, { recursive: true, force: true });
+
+const all: Measurement[] = runs.flatMap((r) => r.result?.measurements ?? []);
+const find = (group: string | RegExp, scenario: string | RegExp, system: string) =>
+  all.find(
+    (m) =>
+      (typeof group === "string" ? m.group === group : group.test(m.group)) &&
+      (typeof scenario === "string" ? m.scenario === scenario : scenario.test(m.scenario)) &&
+      label(m) === system,
+  );
+
+interface Target {
+  target: string;
+  measured: string;
+  met: boolean | undefined;
+}
+
+function ratioTarget(
+  target: string,
+  a: Measurement | undefined,
+  b: Measurement | undefined,
+  min: number,
+): Target {
+  if (!a || !b) return { target, measured: "not measured", met: undefined };
+  const r = a.value / b.value;
+  return {
+    target,
+    measured: `${fmt(a.value)} / ${fmt(b.value)} ${a.unit} = ${r.toFixed(2)}×`,
+    met: r >= min,
+  };
+}
+
+function targets(): Target[] {
+  const JG = /^Job queue/;
+  const BG = /^Broker, embedded/;
+  const drainC4 = /^drain [\d,]+, concurrency 4$/;
+  const out: Target[] = [
+    ratioTarget(
+      "Enqueue 1/call ≥ 0.75× raw single-insert transactions (job face)",
+      find(JG, "enqueue 1/call", "mqlite"),
+      find(JG, "enqueue 1/call", "raw better-sqlite3 (normal)"),
+      0.75,
+    ),
+    ratioTarget(
+      "Send 1/call ≥ 0.75× raw single-insert transactions (broker face)",
+      find(BG, "send 1/call, 1 caller, sync=normal", "mqlite"),
+      find(BG, "send 1/call, 1 caller, sync=normal", "raw better-sqlite3 (normal)"),
+      0.75,
+    ),
+    ratioTarget(
+      "Enqueue batch 64 ≥ 0.75× raw batched inserts (job face)",
+      find(JG, "enqueue batch 64", "mqlite"),
+      find(JG, "enqueue batch 64", "raw better-sqlite3 (normal)"),
+      0.75,
+    ),
+    ratioTarget(
+      "Send batch 64 ≥ 0.75× raw batched inserts (broker face)",
+      find(BG, "send batch 64, sync=normal", "mqlite"),
+      find(BG, "send batch 64, sync=normal", "raw better-sqlite3 (normal)"),
+      0.75,
+    ),
+    ratioTarget(
+      "Job drain at concurrency 4 ≥ 1.0× raw claim+delete",
+      find(JG, drainC4, "mqlite"),
+      find(JG, drainC4, "raw better-sqlite3 (normal)"),
+      1.0,
+    ),
+  ];
+  const ours = find(JG, drainC4, "mqlite");
+  const peers = all.filter(
+    (m) =>
+      JG.test(m.group) &&
+      drainC4.test(m.scenario) &&
+      !m.system.startsWith("mqlite") &&
+      !m.system.startsWith("raw"),
+  );
+  const best = peers.sort((a, b) => b.value - a.value)[0];
+  out.push(
+    ours && best
+      ? {
+          target: "Job drain at concurrency 4 ahead of every peer",
+          measured: `${fmt(ours.value)} vs best peer ${best.system} ${fmt(best.value)} jobs/s`,
+          met: ours.value > best.value,
+        }
+      : {
+          target: "Job drain at concurrency 4 ahead of every peer",
+          measured: "not measured",
+          met: undefined,
+        },
+  );
+  const lat = find(/^Latency/, /^enqueue→handler p50/, "mqlite");
+  out.push({
+    target: "p50 enqueue→handler ≤ 0.2 ms in-process",
+    measured: lat ? `${lat.value.toFixed(3)} ms` : "not measured",
+    met: lat ? lat.value <= 0.2 : undefined,
+  });
+  out.push(
+    ratioTarget(
+      "synchronous=full, 16 producers ≥ 8× one transaction per send",
+      find(/^Group commit/, "send 1/call", "mqlite, 16 producers"),
+      find(/^Group commit/, "send 1/call", "raw better-sqlite3, one transaction per send"),
+      8,
+    ),
+  );
+  const claims = all.filter(
+    (m) => m.group.startsWith("Claim latency") && m.system === "mqlite" && m.scenario.startsWith("p50 at"),
+  );
+  const small = claims.find((m) => m.scenario === "p50 at 1,000");
+  const big = claims.at(-1);
+  out.push(
+    small && big && big !== small
+      ? {
+          target: `Claim latency at ${big.scenario.slice(7)} ≤ 1.5× at 1,000`,
+          measured: `${big.value.toFixed(3)} / ${small.value.toFixed(3)} ms = ${(big.value / small.value).toFixed(2)}×`,
+          met: big.value / small.value <= 1.5,
+        }
+      : { target: "Claim latency at 1M ≤ 1.5× at 1k", measured: "not measured", met: undefined },
+  );
+  const rss = all.find((m) => m.scenario.startsWith("RSS with"));
+  out.push({
+    target: "RSS with 1M queued ≤ 150 MB",
+    measured: rss ? `${rss.value.toFixed(0)} MB (${rss.scenario})` : "not measured",
+    met: rss ? rss.value <= 150 : undefined,
+  });
+  out.push(
+    ratioTarget(
+      "HTTP single sends, 16 connections ≥ 0.5× a bare endpoint",
+      find(/^Broker over HTTP/, "send 1/call, 16 connections", "mqlite (HTTP)"),
+      find(/^Broker over HTTP/, "send 1/call, 16 connections", "bare hono endpoint"),
+      0.5,
+    ),
+  );
+  return out;
+}
+
+const targetRows = targets();
+const results = { machine: info, targets: targetRows, modules: runs.map(({ text: _t, ...r }) => r) };
+mkdirSync(join(here, "results"), { recursive: true });
+const jsonPath = join(here, "results", filters.length ? `partial-${filters.join("-")}.json` : "latest.json");
+writeFileSync(jsonPath, `${JSON.stringify(results, null, 2)}\n`);
+console.log(`\nwrote ${jsonPath}`);
+
+if (filters.length === 0) {
+  // The chart: the job face and its peers, embedded (enqueue, batch, drain at concurrency 4).
+  const JG = /^Job queue/;
+  const chartScenarios = ["enqueue 1/call", "enqueue batch 64", /^drain [\d,]+, concurrency 4$/] as const;
+  const groups = chartScenarios.map((s) => {
+    const ms = all.filter(
+      (m) => JG.test(m.group) && (typeof s === "string" ? m.scenario === s : s.test(m.scenario)),
+    );
+    return {
+      title: ms[0]?.scenario ?? String(s),
+      bars: ms.map((m) => ({ system: label(m), value: m.value })),
+    };
+  });
+  writeFileSync(
+    join(root, "docs", "benchmarks.svg"),
+    barChart("Job queue: mqlite vs raw SQLite and peers", "jobs/s", groups),
+  );
+
+  const mark = (t: Target) => (t.met === undefined ? "—" : t.met ? "met" : "**not met**");
+  const md: string[] = [
+    "# Benchmarks",
+    "",
+    "Written by `npm run bench` (bench/run.ts) from one run of the whole suite; the same figures are in",
+    "`bench/results/latest.json`. Every figure is the median of its rounds, each system measured in the",
+    "same run as its baselines (rounds interleaved, so a noisy neighbour hurts everyone alike).",
+    `Payloads are 256 bytes; drains are ${JOBS.toLocaleString("en-US")} no-op jobs. A ratio compares a figure with the named system in the same scenario.`,
+    "",
+    "## Machine",
+    "",
+    "| | |",
+    "|---|---|",
+    `| date | ${info.date} |`,
+    `| CPU | ${info.cpu}, ${info.cores} cores |`,
+    `| RAM | ${info.ramGiB} GiB |`,
+    `| OS | ${info.os} |`,
+    `| Node | ${info.node} |`,
+    `| SQLite | ${info.sqlite} (better-sqlite3 ${info.betterSqlite3}) |`,
+    `| load average at start (1, 5, 15 min) | ${info.loadAverageAtStart.join(", ")} |`,
+    `| commit | ${info.commit} |`,
+    `| rounds | ${info.rounds} |`,
+    `| peers | ${Object.entries(info.peers)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")} |`,
+    "",
+    "The machine is shared (2 cores): figures move from run to run; the ratios within a run are what",
+    "the targets are judged on.",
+    "",
+    "## Targets",
+    "",
+    "| target | measured | |",
+    "|---|---|---|",
+    ...targetRows.map((t) => `| ${t.target} | ${t.measured} | ${mark(t)} |`),
+    "",
+    "![Job queue: mqlite vs raw SQLite and peers](benchmarks.svg)",
+    "",
+    "## Results",
+    "",
+    markdownTables(all),
+  ];
+  const skipped = runs.flatMap((r) => r.result?.skipped ?? []);
+  if (skipped.length) md.push("## Skipped", "", ...skipped.map((s) => `- ${s.system}: ${s.reason}`), "");
+  const notes = runs.flatMap((r) => r.result?.notes ?? []);
+  if (notes.length) md.push("## Notes", "", ...notes.map((n) => `- ${n}`), "");
+  for (const r of runs.filter((r) => r.text !== undefined && r.text.trim() !== "")) {
+    md.push(`## ${r.script}`, "", "```", r.text!.trim(), "```", "");
+  }
+  md.push(
+    "## Module run times",
+    "",
+    "| module | seconds | exit |",
+    "|---|--:|--:|",
+    ...runs.map((r) => `| ${r.script} | ${r.seconds} | ${r.status} |`),
+    "",
+  );
+  writeFileSync(join(root, "docs", "benchmarks.md"), md.join("\n"));
+  console.log("wrote docs/benchmarks.md and docs/benchmarks.svg");
+}
+process.exit(runs.every((r) => r.status === 0) ? 0 : 1);

@@ -1,0 +1,172 @@
+// Depth: claim latency (receive of one message, peek-lock, then complete) at a backlog of 1,000,
+// 100,000 and 1,000,000 messages beside raw better-sqlite3's one-row claim; the process's RSS with
+// 1,000,000 messages queued; and disk bytes per message. Each depth runs in a fresh child process so
+// that its RSS is its own. Env: BENCH_BACKLOGS (comma-separated, default 1000,100000,1000000).
+import { spawnSync } from "node:child_process";
+import { readFileSync, statSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { silentLogger } from "../src/engine/logger.js";
+import { openBroker } from "../src/engine/open.js";
+import {
+  mainIfEntry,
+  median,
+  PAYLOAD_256,
+  percentile,
+  Recorder,
+  ROUNDS,
+  type SuiteResult,
+  scratch,
+} from "./_lib.js";
+import { rawDb } from "./_scenarios.js";
+
+const BACKLOGS = (process.env.BENCH_BACKLOGS ?? "1000,100000,1000000").split(",").map(Number);
+const SAMPLES = 1000;
+
+interface Depth {
+  backlog: number;
+  /** Per round: p50 and p99 of claim latency, ms. */
+  p50: number[];
+  p99: number[];
+  rawP50: number[];
+  rssMb: number;
+  bytesPerMessage: number;
+}
+
+const fileSize = (f: string) => {
+  try {
+    return statSync(f).size;
+  } catch {
+    return 0;
+  }
+};
+
+/** Child mode: fills a broker with `backlog` messages, measures, prints one JSON line. */
+async function measureDepth(backlog: number): Promise<Depth> {
+  const tmp = scratch("backlog");
+  const path = tmp.file("mq.db");
+  const b = await openBroker(path, { logger: silentLogger, background: false });
+  await b.createQueue("q", { lockDurationMs: 60_000 });
+  const chunk = Array.from({ length: 1000 }, () => ({ body: PAYLOAD_256 }));
+  for (let n = 0; n < backlog; n += 1000)
+    await b.send("q", n + 1000 <= backlog ? chunk : chunk.slice(0, backlog - n));
+  // Disk: after a checkpoint, the file (and what is left of the WAL) per message.
+  const db = (b as unknown as { db: import("better-sqlite3").Database }).db;
+  db.pragma("wal_checkpoint(TRUNCATE)");
+  const bytesPerMessage = (fileSize(path) + fileSize(`${path}-wal`)) / backlog;
+  const p50: number[] = [];
+  const p99: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const samples: number[] = [];
+    for (let i = 0; i < SAMPLES; i++) {
+      const t = performance.now();
+      const [m] = await b.receive("q");
+      samples.push(performance.now() - t);
+      await b.complete("q", m!.seqNumber, m!.lockToken!);
+      await b.send("q", { body: PAYLOAD_256 }); // keep the depth
+    }
+    p50.push(median(samples));
+    p99.push(percentile(samples, 99));
+  }
+  global.gc?.();
+  const rssMb = process.memoryUsage().rss / 2 ** 20;
+  await b.close();
+
+  const raw = rawDb(tmp.file("raw.db"), "normal");
+  raw.db.transaction(() => {
+    for (let n = 0; n < backlog; n++) raw.insert.run("q", 0, PAYLOAD_256);
+  })();
+  const rawP50: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const samples: number[] = [];
+    for (let i = 0; i < SAMPLES; i++) {
+      const t = performance.now();
+      const row = raw.claim.get(Date.now() + 60_000) as { id: number };
+      samples.push(performance.now() - t);
+      raw.del.run(row.id);
+      raw.insert.run("q", 0, PAYLOAD_256);
+    }
+    rawP50.push(median(samples));
+  }
+  raw.close();
+  return { backlog, p50, p99, rawP50, rssMb, bytesPerMessage };
+}
+
+export async function run(): Promise<SuiteResult> {
+  const rec = new Recorder("Backlog depth: claim latency, memory, disk");
+  const depths: Depth[] = [];
+  for (const backlog of BACKLOGS) {
+    const out = scratch("backlog-out").file("depth.json");
+    const r = spawnSync(
+      process.execPath,
+      ["--expose-gc", ...process.execArgv, fileURLToPath(import.meta.url), "--depth", String(backlog), out],
+      { stdio: ["ignore", "inherit", "inherit"] },
+    );
+    if (r.status !== 0) {
+      rec.skip(`backlog ${backlog}`, `child exited with ${r.status}`);
+      continue;
+    }
+    depths.push(JSON.parse(readFileSync(out, "utf8")) as Depth);
+  }
+  const group = "Claim latency by backlog depth (receive one, peek-lock)";
+  for (const d of depths) {
+    const n = d.backlog.toLocaleString("en-US");
+    const base = { group, unit: "ms", better: "lower" as const };
+    rec.add({
+      ...base,
+      scenario: `p50 at ${n}`,
+      system: "mqlite",
+      mode: "embedded",
+      value: median(d.p50),
+      rounds: d.p50,
+      vs: "raw better-sqlite3 (normal)",
+    });
+    rec.add({
+      ...base,
+      scenario: `p50 at ${n}`,
+      system: "raw better-sqlite3 (normal)",
+      value: median(d.rawP50),
+      rounds: d.rawP50,
+    });
+    rec.add({
+      ...base,
+      scenario: `p99 at ${n}`,
+      system: "mqlite",
+      mode: "embedded",
+      value: median(d.p99),
+      rounds: d.p99,
+    });
+  }
+  const big = depths.at(-1);
+  if (big) {
+    const n = big.backlog.toLocaleString("en-US");
+    const res = "Resources";
+    rec.add({
+      group: res,
+      scenario: `RSS with ${n} messages queued`,
+      system: "mqlite",
+      mode: "embedded",
+      value: big.rssMb,
+      rounds: [big.rssMb],
+      unit: "MB",
+      better: "lower",
+    });
+    rec.add({
+      group: res,
+      scenario: `disk bytes per message (${n} × 256-byte bodies, after checkpoint)`,
+      system: "mqlite",
+      mode: "embedded",
+      value: big.bytesPerMessage,
+      rounds: [big.bytesPerMessage],
+      unit: "B",
+      better: "lower",
+    });
+  }
+  return rec.result;
+}
+
+if (process.argv.includes("--depth")) {
+  const at = process.argv.indexOf("--depth");
+  const d = await measureDepth(Number(process.argv[at + 1]));
+  (await import("node:fs")).writeFileSync(process.argv[at + 2]!, JSON.stringify(d));
+  process.exit(0);
+} else await mainIfEntry(import.meta.url, run);
