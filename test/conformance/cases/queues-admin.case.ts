@@ -118,7 +118,11 @@ cases((factory) => {
     });
 
     it("CreateQueue of kind subscription without a subscription is refused and stores nothing", async () => {
-      await fails(s.broker.createQueue("orphan", { kind: "subscription" }), InvalidArgumentError, "invalid_argument");
+      await fails(
+        s.broker.createQueue("orphan", { kind: "subscription" }),
+        InvalidArgumentError,
+        "invalid_argument",
+      );
       assert.deepEqual(await s.broker.listQueues(), []);
     });
 
