@@ -1,6 +1,6 @@
 import { InvalidArgumentError, MessageTooLargeError } from "../contract/errors.js";
 import type { OutgoingMessage } from "../contract/types.js";
-import { integer, MAX_DURATION_MS } from "./validate.js";
+import { integer, isWellFormed, MAX_DURATION_MS } from "./validate.js";
 
 /** A non-negative integer option of a message (absent → 0). */
 function nonNegativeInt(value: unknown, field: string, max: number): number {
@@ -34,6 +34,8 @@ export interface PreparedMessage {
 function text(value: unknown, field: string): string | null {
   if (value === undefined || value === null || value === "") return null;
   if (typeof value !== "string") throw new InvalidArgumentError(`mqlite: ${field} must be a string`);
+  if (!isWellFormed(value))
+    throw new InvalidArgumentError(`mqlite: ${field} is not valid Unicode (a lone surrogate)`);
   return value;
 }
 

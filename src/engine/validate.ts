@@ -4,6 +4,15 @@ import { InvalidArgumentError } from "../contract/errors.js";
 export const MAX_DURATION_MS = 10 * 365 * 24 * 3600 * 1000;
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * False for a string with a lone surrogate: it has no UTF-8 form, so SQLite would store bytes that
+ * read back as something else (and two different names as one).
+ */
+export function isWellFormed(value: string): boolean {
+  return !LONE_SURROGATE.test(value);
+}
 
 /** A name for a queue, subscription or topic: 1..256 characters, no control characters, not blank. */
 export function requireName(value: unknown, what: string): string {
@@ -13,6 +22,8 @@ export function requireName(value: unknown, what: string): string {
   if (value.length > 256)
     throw new InvalidArgumentError(`mqlite: ${what} name is longer than 256 characters`);
   if (CONTROL.test(value)) throw new InvalidArgumentError(`mqlite: ${what} name contains control characters`);
+  if (!isWellFormed(value))
+    throw new InvalidArgumentError(`mqlite: ${what} name is not valid Unicode (a lone surrogate)`);
   if (value.trim().length === 0) throw new InvalidArgumentError(`mqlite: ${what} name is blank`);
   return value;
 }

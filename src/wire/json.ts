@@ -20,10 +20,49 @@ function nonIntegerLiteral(text: string): string | undefined {
   return undefined;
 }
 
+/** A lone surrogate, raw or as a `\uXXXX` escape (an escaped pair is checked after parsing). */
+const MAYBE_LONE_SURROGATE =
+  /\\u[dD][89a-fA-F]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const LONE_SURROGATES = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+const replaceLone = (s: string) => s.replace(LONE_SURROGATES, "\ufffd");
+
+/**
+ * Replaces the lone surrogates of every string (keys included) of a parsed value by U+FFFD, in
+ * place. Iterative: a parsed value may be nested far deeper than the stack allows.
+ */
+function makeWellFormed(root: unknown): void {
+  const stack: unknown[] = [root];
+  const define = (o: object, key: string, value: unknown) =>
+    Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (value === null || typeof value !== "object") continue;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const v: unknown = value[i];
+        if (typeof v === "string") value[i] = replaceLone(v);
+        else stack.push(v);
+      }
+      continue;
+    }
+    const o = value as Record<string, unknown>;
+    for (const key of Object.keys(o)) {
+      const v = o[key];
+      const fixedKey = replaceLone(key);
+      const fixed = typeof v === "string" ? replaceLone(v) : v;
+      if (typeof v !== "string") stack.push(v);
+      if (fixedKey !== key) delete o[key];
+      if (fixedKey !== key || fixed !== v) define(o, fixedKey, fixed);
+    }
+  }
+}
+
 /**
  * Decodes a request body the way the original's strict decoder does: exactly one JSON object,
  * nothing after it but whitespace, every number an integer. Failures are `InvalidArgumentError`
- * (400 `invalid_argument`) with the decoder's message.
+ * (400 `invalid_argument`) with the decoder's message. As Go's decoder, a lone surrogate (which
+ * `\ud800` can write, and which has no UTF-8 form) becomes U+FFFD.
  */
 export function decodeJsonObject(text: string): Record<string, unknown> {
   if (text.trim() === "") throw new InvalidArgumentError("EOF");
@@ -41,6 +80,7 @@ export function decodeJsonObject(text: string): Record<string, unknown> {
   if (literal !== undefined) {
     throw new InvalidArgumentError(`json: cannot unmarshal number ${literal} into an integer field`);
   }
+  if (MAYBE_LONE_SURROGATE.test(text)) makeWellFormed(value);
   return value as Record<string, unknown>;
 }
 
