@@ -143,7 +143,8 @@ export class Claimer {
       } else {
         out.push(deliveredMessage(row));
       }
-      bytes += row.body.length;
+      // Properties count too: a row written before their limit may carry megabytes of them.
+      bytes += row.body.length + (row.properties?.length ?? 0);
     }
     if (attemptId && out.length > 0) {
       const ttl = Math.max(queue.lock_duration_ms, ATTEMPT_MIN_TTL_MS);

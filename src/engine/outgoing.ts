@@ -1,4 +1,5 @@
 import { InvalidArgumentError, MessageTooLargeError } from "../contract/errors.js";
+import { MAX_MESSAGE_PROPERTIES, MAX_PROPERTY_BYTES } from "../contract/limits.js";
 import type { OutgoingMessage } from "../contract/types.js";
 import { integer, isWellFormed, MAX_DURATION_MS } from "./validate.js";
 
@@ -54,8 +55,20 @@ function propertiesOf(value: unknown): Record<string, string> | undefined {
   }
   const entries = Object.entries(value as Record<string, unknown>);
   if (entries.length === 0) return undefined;
+  if (entries.length > MAX_MESSAGE_PROPERTIES) {
+    throw new InvalidArgumentError(
+      `mqlite: ${entries.length} properties are over the limit of ${MAX_MESSAGE_PROPERTIES} per message`,
+    );
+  }
+  let bytes = 0;
   for (const [k, v] of entries) {
     if (typeof v !== "string") throw new InvalidArgumentError(`mqlite: property "${k}" must be a string`);
+    bytes += Buffer.byteLength(k) + Buffer.byteLength(v);
+  }
+  if (bytes > MAX_PROPERTY_BYTES) {
+    throw new MessageTooLargeError(
+      `mqlite: properties of ${bytes} bytes are over the ${MAX_PROPERTY_BYTES}-byte limit`,
+    );
   }
   return value as Record<string, string>;
 }

@@ -739,7 +739,7 @@ export class SqliteBroker implements Broker {
       let bytes = 0;
       for (const row of rows) {
         out.push(peekedMessage(row));
-        bytes += row.body.length;
+        bytes += row.body.length + (row.properties?.length ?? 0);
         if (bytes >= RECEIVE_BODY_BUDGET) break;
       }
       return out;
