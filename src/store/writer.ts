@@ -15,6 +15,11 @@ interface PendingWrite {
   signal: AbortSignal | undefined;
 }
 
+/** Microtask hops after a commit during which a new write counts as its caller's continuation. */
+const WINDOW_HOPS = 8;
+/** Most commits in a row made from continuations before the writer yields to the event loop. */
+const MAX_CHAINED = 8;
+
 /**
  * Group commit: writes that arrive together (in one turn of the event loop, e.g. from many HTTP
  * requests or many concurrent callers) run in one `BEGIN IMMEDIATE` transaction and share one
@@ -24,6 +29,17 @@ interface PendingWrite {
 export class Writer {
   private pending: PendingWrite[] = [];
   private scheduled = false;
+  /**
+   * Microtask hops left in the window that follows a commit. A write made in that window is the
+   * continuation of a caller the commit just answered (a sequential caller's next write): no other
+   * I/O can join it before the event loop turns, so it commits at the end of the microtasks instead
+   * of paying a `setImmediate` hop. Writes from I/O callbacks (HTTP requests parsed in one poll
+   * phase) come after the window has closed and still share one commit.
+   */
+  private window = 0;
+  private windowGen = 0;
+  /** Commits in a row without yielding to the event loop; bounded so that I/O is never starved. */
+  private chained = 0;
   private closed = false;
   private inFlight = 0;
   private idle: (() => void)[] = [];
@@ -57,7 +73,13 @@ export class Writer {
       this.inFlight++;
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => this.flush());
+        if (this.window > 0 && this.chained < MAX_CHAINED) {
+          this.chained++;
+          queueMicrotask(() => this.flush());
+        } else {
+          this.chained = 0;
+          setImmediate(() => this.flush());
+        }
       }
     });
   }
@@ -151,6 +173,18 @@ export class Writer {
       if (r.ok) this.settle(w, r.value, undefined);
       else this.settle(w, undefined, mapSqliteError(r.value));
     });
+    this.openWindow();
+  }
+
+  /** Opens the window after a commit for `WINDOW_HOPS` microtask hops (see `window`). */
+  private openWindow(): void {
+    const gen = ++this.windowGen;
+    this.window = WINDOW_HOPS;
+    const hop = () => {
+      if (gen !== this.windowGen) return;
+      if (--this.window > 0) queueMicrotask(hop);
+    };
+    queueMicrotask(hop);
   }
 
   private settle(w: PendingWrite, value: unknown, err: unknown): void {

@@ -1,0 +1,92 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import Database from "better-sqlite3";
+import { Writer } from "../../src/store/writer.js";
+
+/** A writer over a scratch table that counts its transactions. */
+function setup() {
+  const db = new Database(":memory:");
+  db.exec("CREATE TABLE t (v INTEGER NOT NULL UNIQUE)");
+  const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
+  let commits = 0;
+  const writer = new Writer(db, () => {
+    commits++;
+  });
+  const write = (v: number) => writer.run(() => Number(insert.run(v).lastInsertRowid));
+  return { db, writer, write, commits: () => commits };
+}
+
+describe("group commit", () => {
+  it("writes made together share one transaction, each with its own result and error", async () => {
+    const s = setup();
+    const results = await Promise.allSettled([s.write(1), s.write(2), s.write(1), s.write(3)]);
+    assert.equal(s.commits(), 1);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ["fulfilled", "fulfilled", "rejected", "fulfilled"],
+    );
+    assert.deepEqual(
+      (s.db.prepare("SELECT v FROM t ORDER BY v").all() as { v: number }[]).map((r) => r.v),
+      [1, 2, 3],
+    );
+  });
+
+  it("writes from separate event-loop callbacks of one phase share one commit", async () => {
+    const s = setup();
+    // Like HTTP requests parsed in one poll phase: each callback is its own task, microtasks drain
+    // between them.
+    const done = await new Promise<Promise<number>[]>((resolve) => {
+      const out: Promise<number>[] = [];
+      for (let i = 0; i < 16; i++)
+        setImmediate(() => {
+          out.push(s.write(i));
+          if (out.length === 16) resolve(out);
+        });
+    });
+    await Promise.all(done);
+    assert.equal(s.commits(), 1);
+  });
+
+  it("after a quiet sequential stretch, writes from one phase's callbacks still share one commit", async () => {
+    const s = setup();
+    for (let i = 0; i < 20; i++) await s.write(100 + i);
+    const before = s.commits();
+    const done = await new Promise<Promise<number>[]>((resolve) => {
+      const out: Promise<number>[] = [];
+      for (let i = 0; i < 16; i++)
+        setImmediate(() => {
+          out.push(s.write(i));
+          if (out.length === 16) resolve(out);
+        });
+    });
+    await Promise.all(done);
+    assert.equal(s.commits() - before, 1);
+  });
+
+  it("concurrent callers writing in a loop keep sharing commits", async () => {
+    const s = setup();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        for (let i = 0; i < 10; i++) await s.write(next++);
+      }),
+    );
+    assert.equal(next, 160);
+    assert.ok(s.commits() <= 20, `${s.commits()} commits for 16 callers × 10 writes`);
+  });
+
+  it("a sequential caller's writes still let the event loop turn", async () => {
+    const s = setup();
+    let turns = 0;
+    let stop = false;
+    const tick = () => {
+      turns++;
+      if (!stop) setImmediate(tick);
+    };
+    setImmediate(tick);
+    for (let i = 0; i < 200; i++) await s.write(i);
+    stop = true;
+    // At most a bounded run of commits goes by without the loop turning.
+    assert.ok(turns >= 200 / 10, `${turns} turns during 200 writes`);
+  });
+});
