@@ -1,9 +1,9 @@
 // Depth: claim latency (receive of one message, peek-lock, then complete) at a backlog of 1,000,
 // 100,000 and 1,000,000 messages beside raw better-sqlite3's one-row claim; the process's RSS with
-// 1,000,000 messages queued; and disk bytes per message. Each depth runs in a fresh child process so
-// that its RSS is its own. Env: BENCH_BACKLOGS (comma-separated, default 1000,100000,1000000).
+// 1,000,000 messages queued; and disk bytes per message. Each depth is filled in one child process
+// and claimed from in a fresh one, so that each RSS is its own. Env: BENCH_BACKLOGS (comma-separated, default 1000,100000,1000000).
 import { spawnSync } from "node:child_process";
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { silentLogger } from "../src/engine/logger.js";
 import { openBroker } from "../src/engine/open.js";
@@ -28,9 +28,15 @@ interface Depth {
   p50: number[];
   p99: number[];
   rawP50: number[];
+  /** RSS of a fresh process that opened the file with the backlog in it and claimed from it. */
   rssMb: number;
+  /** RSS of the process that filled it (its heap grew while producing). */
+  fillRssMb: number;
   bytesPerMessage: number;
 }
+
+type Filled = Pick<Depth, "rawP50" | "fillRssMb" | "bytesPerMessage">;
+type Claimed = Pick<Depth, "p50" | "p99" | "rssMb">;
 
 const fileSize = (f: string) => {
   try {
@@ -40,10 +46,8 @@ const fileSize = (f: string) => {
   }
 };
 
-/** Child mode: fills a broker with `backlog` messages, measures, prints one JSON line. */
-async function measureDepth(backlog: number): Promise<Depth> {
-  const tmp = scratch("backlog");
-  const path = tmp.file("mq.db");
+/** Child "fill": stores `backlog` messages in `path`; disk per message; raw better-sqlite3's claim latency. */
+async function fill(backlog: number, path: string): Promise<Filled> {
   const b = await openBroker(path, { logger: silentLogger, background: false });
   await b.createQueue("q", { lockDurationMs: 60_000 });
   const chunk = Array.from({ length: 1000 }, () => ({ body: PAYLOAD_256 }));
@@ -53,6 +57,32 @@ async function measureDepth(backlog: number): Promise<Depth> {
   const db = (b as unknown as { db: import("better-sqlite3").Database }).db;
   db.pragma("wal_checkpoint(TRUNCATE)");
   const bytesPerMessage = (fileSize(path) + fileSize(`${path}-wal`)) / backlog;
+  const fillRssMb = process.memoryUsage().rss / 2 ** 20;
+  await b.close();
+
+  const raw = rawDb(`${path}.raw`, "normal");
+  raw.db.transaction(() => {
+    for (let n = 0; n < backlog; n++) raw.insert.run("q", 0, PAYLOAD_256);
+  })();
+  const rawP50: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const samples: number[] = [];
+    for (let i = 0; i < SAMPLES; i++) {
+      const t = performance.now();
+      const row = raw.claim.get(Date.now() + 60_000) as { id: number };
+      samples.push(performance.now() - t);
+      raw.del.run(row.id);
+      raw.insert.run("q", 0, PAYLOAD_256);
+    }
+    rawP50.push(median(samples));
+  }
+  raw.close();
+  return { rawP50, fillRssMb, bytesPerMessage };
+}
+
+/** Child "claim": a fresh process opens the filled file and claims and completes, keeping the depth. */
+async function claim(path: string): Promise<Claimed> {
+  const b = await openBroker(path, { logger: silentLogger, background: false });
   const p50: number[] = [];
   const p99: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
@@ -70,42 +100,33 @@ async function measureDepth(backlog: number): Promise<Depth> {
   global.gc?.();
   const rssMb = process.memoryUsage().rss / 2 ** 20;
   await b.close();
+  return { p50, p99, rssMb };
+}
 
-  const raw = rawDb(tmp.file("raw.db"), "normal");
-  raw.db.transaction(() => {
-    for (let n = 0; n < backlog; n++) raw.insert.run("q", 0, PAYLOAD_256);
-  })();
-  const rawP50: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    const samples: number[] = [];
-    for (let i = 0; i < SAMPLES; i++) {
-      const t = performance.now();
-      const row = raw.claim.get(Date.now() + 60_000) as { id: number };
-      samples.push(performance.now() - t);
-      raw.del.run(row.id);
-      raw.insert.run("q", 0, PAYLOAD_256);
-    }
-    rawP50.push(median(samples));
-  }
-  raw.close();
-  return { backlog, p50, p99, rawP50, rssMb, bytesPerMessage };
+/** Runs this module in a child process in one of its modes; its JSON answer. */
+function child(args: string[]): unknown {
+  const out = scratch("backlog-out").file("out.json");
+  const r = spawnSync(
+    process.execPath,
+    ["--expose-gc", ...process.execArgv, fileURLToPath(import.meta.url), ...args, out],
+    { stdio: ["ignore", "inherit", "inherit"] },
+  );
+  if (r.status !== 0) throw new Error(`child exited with ${r.status}`);
+  return JSON.parse(readFileSync(out, "utf8"));
 }
 
 export async function run(): Promise<SuiteResult> {
   const rec = new Recorder("Backlog depth: claim latency, memory, disk");
   const depths: Depth[] = [];
   for (const backlog of BACKLOGS) {
-    const out = scratch("backlog-out").file("depth.json");
-    const r = spawnSync(
-      process.execPath,
-      ["--expose-gc", ...process.execArgv, fileURLToPath(import.meta.url), "--depth", String(backlog), out],
-      { stdio: ["ignore", "inherit", "inherit"] },
-    );
-    if (r.status !== 0) {
-      rec.skip(`backlog ${backlog}`, `child exited with ${r.status}`);
-      continue;
+    const path = scratch("backlog").file("mq.db");
+    try {
+      const filled = child(["--fill", String(backlog), path]) as Filled;
+      const claimed = child(["--claim", path]) as Claimed;
+      depths.push({ backlog, ...filled, ...claimed });
+    } catch (err) {
+      rec.skip(`backlog ${backlog}`, String(err));
     }
-    depths.push(JSON.parse(readFileSync(out, "utf8")) as Depth);
   }
   const group = "Claim latency by backlog depth (receive one, peek-lock)";
   for (const d of depths) {
@@ -142,11 +163,21 @@ export async function run(): Promise<SuiteResult> {
     const res = "Resources";
     rec.add({
       group: res,
-      scenario: `RSS with ${n} messages queued`,
+      scenario: `RSS with ${n} messages queued (a fresh process claiming from the file)`,
       system: "mqlite",
       mode: "embedded",
       value: big.rssMb,
       rounds: [big.rssMb],
+      unit: "MB",
+      better: "lower",
+    });
+    rec.add({
+      group: res,
+      scenario: `RSS of the process that sent the ${n} messages`,
+      system: "mqlite",
+      mode: "embedded",
+      value: big.fillRssMb,
+      rounds: [big.fillRssMb],
       unit: "MB",
       better: "lower",
     });
@@ -164,9 +195,10 @@ export async function run(): Promise<SuiteResult> {
   return rec.result;
 }
 
-if (process.argv.includes("--depth")) {
-  const at = process.argv.indexOf("--depth");
-  const d = await measureDepth(Number(process.argv[at + 1]));
-  (await import("node:fs")).writeFileSync(process.argv[at + 2]!, JSON.stringify(d));
+const mode = ["--fill", "--claim"].find((m) => process.argv.includes(m));
+if (mode) {
+  const args = process.argv.slice(process.argv.indexOf(mode) + 1);
+  const out = mode === "--fill" ? await fill(Number(args[0]), args[1]!) : await claim(args[0]!);
+  writeFileSync(args.at(-1)!, JSON.stringify(out));
   process.exit(0);
 } else await mainIfEntry(import.meta.url, run);

@@ -3,7 +3,7 @@
 // better-sqlite3 (the floor: one-row claim + delete), plainjob and liteque (SQLite), BullMQ and
 // bee-queue (Redis on 127.0.0.1:6379, skipped when it does not answer); and the in-process
 // enqueue→handler latency. pg-boss and graphile-worker are in postgres.ts.
-// Env: BENCH_JOBS (default 20000), BENCH_CAP_MS (longest a peer's round may take, default 20000).
+// Env: BENCH_JOBS (default 20000), BENCH_CAP_MS (longest a peer's round may take, default 10000).
 import BeeQueue from "bee-queue";
 import Database from "better-sqlite3";
 import { Queue as BullQueue, Worker as BullWorker } from "bullmq";
@@ -36,7 +36,7 @@ import {
   rawSendOne,
 } from "./_scenarios.js";
 
-const CAP_MS = Number(process.env.BENCH_CAP_MS ?? 20_000);
+const CAP_MS = Number(process.env.BENCH_CAP_MS ?? 10_000);
 const LATENCY = Number(process.env.BENCH_LATENCY ?? 2000);
 const silent = { error() {}, warn() {}, info() {}, debug() {} };
 const payload = { p: JOB_ARG };

@@ -1,7 +1,7 @@
 // The PostgreSQL peers on one server (127.0.0.1:5432, skipped when it does not answer): pg-boss 10
 // and graphile-worker 0.17 beside mqlite's job face on its PostgreSQL engine — enqueue one job per
 // call, enqueue in batches of 64, drain 20,000 no-op jobs at concurrency 1, 4 and 16. A round that
-// would outlast BENCH_CAP_MS (default 20000) is cut there and counts what it did.
+// would outlast BENCH_CAP_MS (default 10000) is cut there and counts what it did.
 // Env: MQLITE_BENCH_PG (default postgres://postgres@127.0.0.1:5432/postgres), BENCH_JOBS.
 import { run as graphileRun, Logger, makeWorkerUtils } from "graphile-worker";
 import pg from "pg";
@@ -18,7 +18,7 @@ import {
 } from "./_lib.js";
 import { DRAIN_CONCURRENCY, drain, enqueueBatch, enqueueOne, JOB_GROUP, noopQueue } from "./_scenarios.js";
 
-const CAP_MS = Number(process.env.BENCH_CAP_MS ?? 20_000);
+const CAP_MS = Number(process.env.BENCH_CAP_MS ?? 10_000);
 const SCHEMAS = { mqlite: "bench_mqlite", pgboss: "bench_pgboss", graphile: "bench_graphile" };
 const payload = { p: JOB_ARG };
 
