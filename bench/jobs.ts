@@ -227,7 +227,11 @@ export async function run(): Promise<SuiteResult> {
         lite(async (q) => {
           // liteque 0.8.0 claims in an async function inside a better-sqlite3 transaction, which
           // better-sqlite3 refuses: find out before a runner fails outside any await.
-          await q.attemptDequeue({ timeoutSecs: 60 });
+          await q.attemptDequeue({ timeoutSecs: 60 }).catch((err: Error) => {
+            throw new Error(
+              `liteque 0.8.0 claims inside a better-sqlite3 transaction with an async function, which better-sqlite3 refuses (${err.message})`,
+            );
+          });
           await Promise.all(Array.from({ length: JOBS }, () => q.enqueue(payload)));
           let done = 0;
           const runner = new Runner<typeof payload>(
