@@ -22,6 +22,7 @@ export type ErrorCode =
   | "not_mqlite_database"
   | "storage_full"
   | "outcome_unknown"
+  | "resource_exhausted"
   | "internal";
 
 /** Base class of every error mqlite raises on purpose. */
@@ -148,6 +149,13 @@ export class OutcomeUnknownError extends MqliteError {
   }
 }
 
+/** A server-wide bound is reached (too many parked long-polls): retry later. */
+export class ResourceExhaustedError extends MqliteError {
+  constructor(message: string, options?: ErrorOptions) {
+    super("resource_exhausted", 429, message, options);
+  }
+}
+
 /** Anything else. */
 export class InternalError extends MqliteError {
   constructor(message: string, options?: ErrorOptions) {
@@ -172,6 +180,7 @@ const byCode: Record<ErrorCode, (message: string) => MqliteError> = {
   not_mqlite_database: (m) => new NotMqliteDatabaseError(m),
   storage_full: (m) => new StorageFullError(m),
   outcome_unknown: (m) => new OutcomeUnknownError(m),
+  resource_exhausted: (m) => new ResourceExhaustedError(m),
   internal: (m) => new InternalError(m),
 };
 

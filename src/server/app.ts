@@ -10,7 +10,7 @@ import type { ServerEnv, ServerState } from "./env.js";
 import { registerEvents } from "./events.js";
 import { registerMcpRoute } from "./mcp-route.js";
 import { ServerMetrics } from "./metrics.js";
-import type { ServerOptions } from "./options.js";
+import { DEFAULT_MAX_LONG_POLLS, type ServerOptions } from "./options.js";
 import { errorJson, json } from "./respond.js";
 import { registerRpcs } from "./rpc/register.js";
 import { registerUi } from "./ui.js";
@@ -37,6 +37,11 @@ export function createServerApp(
     auth: tokens.length > 0,
     maxMessageBytes: options.maxMessageBytes,
     stopping,
+    longPolls: {
+      parked: 0,
+      max: options.maxLongPolls ?? DEFAULT_MAX_LONG_POLLS,
+      byConnection: new WeakMap(),
+    },
   };
   const metrics = new ServerMetrics(options.broker);
   const app = new Hono<ServerEnv>();

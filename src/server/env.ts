@@ -32,4 +32,9 @@ export interface ServerState {
   maxMessageBytes: number | undefined;
   /** Aborted when a graceful stop begins: long-polls answer empty, new calls are refused. */
   stopping: AbortSignal;
+  /**
+   * Long-polls (a wait over 0) parked right now, and the most allowed at once; per connection too
+   * (Node answers pipelined requests in order but runs them at once).
+   */
+  longPolls: { parked: number; max: number; byConnection: WeakMap<object, number> };
 }

@@ -24,6 +24,11 @@ export interface ServerOptions {
   closeBroker?: boolean;
   /** How long a graceful stop waits for calls in flight before cutting connections. Default 25 s. */
   graceMs?: number;
+  /**
+   * The most long-polls (Receive, ReceiveAny, AwaitSettled with a wait over 0) parked at once; one
+   * more is refused with 429 `resource_exhausted`. Default 1000.
+   */
+  maxLongPolls?: number;
 }
 
 /** Where `startServer` listens. */
@@ -52,4 +57,5 @@ export interface RunningServer {
 /** The request-size cap of every RPC (32 MiB), as the original's MaxBodyBytes. */
 export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_GRACE_MS = 25_000;
+export const DEFAULT_MAX_LONG_POLLS = 1000;
 export const DEFAULT_PORT = 6754;

@@ -41,6 +41,7 @@ async function serve(config: ServeConfig, insecure: boolean): Promise<void> {
       tokens,
       ...(config.cors !== undefined && { cors: config.cors }),
       ui: config.ui ? { dir: defaultConsoleDir() } : false,
+      ...(config.maxLongPolls !== undefined && { maxLongPolls: config.maxLongPolls }),
       logger,
     });
   } catch (err) {
@@ -90,7 +91,8 @@ Environment:
   MQLITE_DLQ_MAX_COUNT      dead letters kept per queue (default 1000000)
   MQLITE_DLQ_MAX_BYTES      dead-letter body bytes kept per queue (default 0 = no bound)
   MQLITE_DLQ_RETENTION      off disables the three bounds above
-  MQLITE_LOG_LEVEL          access log level (default info)`,
+  MQLITE_LOG_LEVEL          access log level (default info)
+  MQLITE_MAX_LONG_POLLS     long-polls parked at once; beyond: 429 resource_exhausted (default 1000)`,
     )
     .action(async (options: { addr?: string; insecureAllowRemote?: boolean }) => {
       const config = serveConfig(options, process.env);

@@ -17,6 +17,8 @@ export interface ServeConfig {
   ui: boolean;
   dlqRetention: DlqBounds;
   logLevel: string;
+  /** `MQLITE_MAX_LONG_POLLS`: long-polls parked at once (default: the server's, 1000). */
+  maxLongPolls: number | undefined;
 }
 
 export interface ServeFlags {
@@ -94,5 +96,9 @@ export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv): ServeCon
     ui: !UI_OFF.includes((env.MQLITE_UI ?? "").trim().toLowerCase()),
     dlqRetention: dlqRetention(env),
     logLevel,
+    maxLongPolls:
+      env.MQLITE_MAX_LONG_POLLS === undefined || env.MQLITE_MAX_LONG_POLLS.trim() === ""
+        ? undefined
+        : count(env, "MQLITE_MAX_LONG_POLLS", 0, 1),
   };
 }

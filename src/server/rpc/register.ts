@@ -1,6 +1,6 @@
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { MessageTooLargeError, UnimplementedError } from "../../contract/errors.js";
+import { MessageTooLargeError, ResourceExhaustedError, UnimplementedError } from "../../contract/errors.js";
 import {
   decodeRequest,
   ROUTE_NAMES,
@@ -74,6 +74,40 @@ function eitherSignal(a: AbortSignal, b: AbortSignal): { signal: AbortSignal; re
   };
 }
 
+/** The connection (socket) a request came on, when served by Node. */
+function connectionOf(c: Context<ServerEnv>): object | undefined {
+  return (c.env as { incoming?: { socket?: object } } | undefined)?.incoming?.socket;
+}
+
+/** Counts a parking long-poll, or refuses it past the server's cap or the connection's one. */
+function parkLongPoll(state: ServerState, socket: object | undefined): void {
+  const polls = state.longPolls;
+  if (polls.parked >= polls.max) {
+    throw new ResourceExhaustedError(
+      `mqlite: ${polls.max} long-polls are parked on this server already; retry later`,
+    );
+  }
+  if (socket) {
+    const mine = polls.byConnection.get(socket) ?? 0;
+    if (mine >= MAX_LONG_POLLS_PER_CONNECTION) {
+      throw new ResourceExhaustedError(
+        "mqlite: this connection has a long-poll parked already (no pipelining)",
+      );
+    }
+    polls.byConnection.set(socket, mine + 1);
+  }
+  polls.parked++;
+}
+
+function unparkLongPoll(state: ServerState, socket: object | undefined): void {
+  const polls = state.longPolls;
+  polls.parked--;
+  if (socket) polls.byConnection.set(socket, (polls.byConnection.get(socket) ?? 1) - 1);
+}
+
+/** HTTP/1.1 clients wait for one answer before the next request; pipelining long-polls is refused. */
+const MAX_LONG_POLLS_PER_CONNECTION = 1;
+
 function endpoint(name: RouteName, state: ServerState, metrics: ServerMetrics): MiddlewareHandler<ServerEnv> {
   const route = ROUTES[name] as RpcRoute;
   const handle = handlers[name] as Handler<RouteName>;
@@ -82,6 +116,10 @@ function endpoint(name: RouteName, state: ServerState, metrics: ServerMetrics): 
     try {
       // ListQueues, ListSubscriptions and Status never read the body, as the original.
       const req = route.request ? decodeRequest(route.request, await c.req.text()) : undefined;
+      // A long-poll that will park holds a connection and a waiter: there is a cap on them.
+      const parks = wantsSignal && ((req as { wait_time_ms?: number | null }).wait_time_ms ?? 0) > 0;
+      const socket = parks ? connectionOf(c) : undefined;
+      if (parks) parkLongPoll(state, socket);
       const linked = wantsSignal ? eitherSignal(c.req.raw.signal, state.stopping) : undefined;
       const ctx: RpcContext = {
         broker: state.broker,
@@ -96,6 +134,7 @@ function endpoint(name: RouteName, state: ServerState, metrics: ServerMetrics): 
         return json(c, 200, await handle(req as never, ctx));
       } finally {
         linked?.release();
+        if (parks) unparkLongPoll(state, socket);
       }
     } catch (err) {
       return errorJson(c, err);
