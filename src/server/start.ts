@@ -44,7 +44,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     { ...options, logger, version: options.version ?? VERSION },
     stopping.signal,
   );
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  // Node checks the header and request timeouts only every connectionsCheckingInterval (30 s by
+  // default), so a client sending its headers a byte at a time held its connection up to 40 s.
+  const server = createAdaptorServer({
+    fetch: app.fetch,
+    serverOptions: { connectionsCheckingInterval: 1000 },
+  }) as Server;
   // The original's ReadHeaderTimeout 10 s, ReadTimeout 60 s, IdleTimeout 2 min; no write timeout,
   // so long-polls are never cut (Node's requestTimeout only covers receiving the request).
   server.headersTimeout = 10_000;
