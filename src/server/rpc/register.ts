@@ -43,8 +43,14 @@ const postOnly: MiddlewareHandler<ServerEnv> = async (c, next) => {
   return next();
 };
 
-const tooLarge = (c: Context<ServerEnv>) =>
-  errorJson(c, new MessageTooLargeError(`request body over ${MAX_REQUEST_BYTES} bytes`));
+/**
+ * The 413 of a body left unread: the connection closes after it, or a client would send its next
+ * request on a connection whose unread bytes the server takes for that request.
+ */
+const tooLarge = (c: Context<ServerEnv>) => {
+  c.header("Connection", "close");
+  return errorJson(c, new MessageTooLargeError(`request body over ${MAX_REQUEST_BYTES} bytes`));
+};
 
 const streamLimit = bodyLimit({ maxSize: MAX_REQUEST_BYTES, onError: (c) => tooLarge(c as never) });
 
