@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { DbLockedError, MqliteError } from "../contract/errors.js";
-import { migrate } from "./migrate.js";
+import { migrate, readSchemaVersion } from "./migrate.js";
 import { mapSqliteError } from "./sqlite-errors.js";
 import type { SyncMode } from "./sync-mode.js";
 
@@ -44,6 +44,9 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Sqlite
   try {
     // A fail-fast probe when exclusive: the lock is either free now or held by someone else.
     db = new Database(file, { timeout: options.exclusive ? 0 : busyTimeout });
+    // Refuse another application's file (or a non-database) before anything below writes to it:
+    // switching it to WAL rewrote its header.
+    if (!memory) readSchemaVersion(db);
     if (!memory) {
       if (options.exclusive) db.pragma("locking_mode = EXCLUSIVE");
       // auto_vacuum only takes effect before the first table exists.

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import {
@@ -89,7 +89,10 @@ describe("store: opening a database", () => {
     const db = new Database(path);
     db.exec("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)");
     db.close();
+    const bytes = readFileSync(path);
     await assert.rejects(openBroker(path, quiet), NotMqliteDatabaseError);
+    // Byte for byte: it is not even switched to WAL (which rewrote its header).
+    assert.deepEqual(readFileSync(path), bytes);
     const check = new Database(path, { readonly: true });
     const tables = check.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all();
     assert.deepEqual(tables, [{ name: "customers" }]);
