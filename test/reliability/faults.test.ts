@@ -14,7 +14,6 @@ import { collectLines, spawnChild } from "../support/child.js";
 import { startServedChild } from "../support/served-child.js";
 import { tempDir } from "../support/temp.js";
 
-
 /** A size-limited tmpfs at `dir`, or false where this process may not mount. */
 function mountTmpfs(dir: string, size: string): boolean {
   try {
@@ -95,7 +94,9 @@ describe("reliability: the disk fills up", () => {
       });
       assert.ok([200, 507].includes(batch.status), batch.text);
       if (batch.status === 200)
-        batch.json.seq_numbers.forEach((seq: number, k: number) => acked.set(`b${k}`, seq));
+        batch.json.seq_numbers.forEach((seq: number, k: number) => {
+          acked.set(`b${k}`, seq);
+        });
       const got = await s.rpc("QueueService/Receive", { queue: "q", max_messages: 4 });
       assert.ok([200, 507].includes(got.status), got.text);
       const completed = new Set<string>();
