@@ -1,4 +1,4 @@
-import { InvalidArgumentError, LockLostError } from "../contract/errors.js";
+import { InvalidArgumentError, LockLostError, MessageTooLargeError } from "../contract/errors.js";
 import type {
   AttemptError,
   BrowseOptions,
@@ -8,6 +8,7 @@ import type {
 } from "../contract/job-service.js";
 import { MESSAGE_STATES, type MessageState, SETTLED_STATES } from "../contract/types.js";
 import type { SqliteDatabase } from "../store/database.js";
+import { ANSWER_BUDGET_BYTES, AnswerBudget } from "./answer-budget.js";
 import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "./message-row.js";
 
 /** Every column of a record: peek's, plus the queue and what the job face reads. */
@@ -104,7 +105,18 @@ export class MessageRecords {
 
   get(seqs: number[]): MessageRecord[] {
     if (seqs.length === 0) return [];
-    return (this.byIds.all(JSON.stringify(seqs)) as RecordRow[]).map(toRecord);
+    const budget = new AnswerBudget();
+    const out: MessageRecord[] = [];
+    for (const row of this.byIds.iterate(JSON.stringify(seqs)) as Iterable<RecordRow>) {
+      out.push(toRecord(row));
+      // Leaving out messages that exist would read as "unknown": refuse the whole answer instead.
+      if (!budget.add(row) && out.length < seqs.length) {
+        throw new MessageTooLargeError(
+          `mqlite: the answer would be over ${ANSWER_BUDGET_BYTES} bytes; ask for fewer messages at once`,
+        );
+      }
+    }
+    return out;
   }
 
   /** The sequence numbers among `seqs` that are settled or gone. */
@@ -154,7 +166,13 @@ export class MessageRecords {
       stmt = this.db.prepare(sql);
       if (this.browseCache.size < 256) this.browseCache.set(sql, stmt);
     }
-    return (stmt.all(params) as RecordRow[]).map(toRecord);
+    const budget = new AnswerBudget();
+    const out: MessageRecord[] = [];
+    for (const row of stmt.iterate(params) as Iterable<RecordRow>) {
+      out.push(toRecord(row));
+      if (!budget.add(row)) break;
+    }
+    return out;
   }
 
   errors(seq: number): AttemptError[] {

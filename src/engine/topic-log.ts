@@ -1,6 +1,7 @@
 import type { DeclaredTopic, TopicLogStat, TopicMessage } from "../contract/topic-service.js";
 import type { MessageFilter } from "../filter/index.js";
 import type { SqliteDatabase } from "../store/database.js";
+import { AnswerBudget } from "./answer-budget.js";
 import { FILTERED_READ_BATCH, logFilterMessage, type TopicMessageRow, topicMessage } from "./fanout.js";
 import type { PreparedMessage } from "./outgoing.js";
 import type { SubscriptionRow } from "./subscriptions.js";
@@ -162,8 +163,14 @@ export class TopicLog {
     filter: MessageFilter | undefined,
   ): TopicMessage[] {
     const after = cursor ?? 0;
+    const budget = new AnswerBudget();
     if (!filter || filter.matchesAll) {
-      return (this.readRows.all({ topic, after, limit, now }) as TopicMessageRow[]).map(topicMessage);
+      const out: TopicMessage[] = [];
+      for (const r of this.readRows.iterate({ topic, after, limit, now }) as Iterable<TopicMessageRow>) {
+        out.push(topicMessage(r));
+        if (!budget.add(r)) break;
+      }
+      return out;
     }
     const out: TopicMessage[] = [];
     let from = after;
@@ -175,7 +182,10 @@ export class TopicLog {
         now,
       }) as TopicMessageRow[];
       for (const r of rows) {
-        if (filter.matches(logFilterMessage(r))) out.push(topicMessage(r));
+        if (filter.matches(logFilterMessage(r))) {
+          out.push(topicMessage(r));
+          if (!budget.add(r)) return out;
+        }
         if (out.length >= limit) return out;
       }
       if (rows.length < FILTERED_READ_BATCH) return out;
@@ -193,6 +203,7 @@ export class TopicLog {
     filter: MessageFilter | undefined,
   ): TopicMessage[] {
     const out: TopicMessage[] = [];
+    const budget = new AnswerBudget();
     let after = 0;
     for (;;) {
       const rows = this.leaseRows.all({
@@ -210,7 +221,7 @@ export class TopicLog {
         }
         this.upsertDelivery.run({ topic, name, id: r.id, until: now + visibilityMs, now });
         out.push(topicMessage({ ...r, attempts: (r.attempts ?? 0) + 1 }));
-        if (out.length >= limit) return out;
+        if (out.length >= limit || !budget.add(r)) return out;
       }
       if (rows.length < FILTERED_READ_BATCH) return out;
       after = rows[rows.length - 1]!.id;
