@@ -177,7 +177,7 @@ describe("reliability: request and header limits", () => {
       for (let i = 0; i < 20; i++) {
         const started = performance.now();
         assert.equal((await s.rpc("AdminService/ListQueues", {})).status, 200);
-        assert.ok(performance.now() - started < 2000, "a normal call waited behind slow clients");
+        assert.ok(performance.now() - started < 5000, "a normal call waited behind slow clients");
         await sleep(100);
       }
       // headersTimeout is 10 s, checked every second: every slow client is gone well before 25 s.

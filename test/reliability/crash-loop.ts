@@ -339,7 +339,7 @@ export async function runCrashLoop(options: CrashLoopOptions): Promise<CrashLoop
     for (let i = 0; ; i++) {
       const subs = await client.listSubscriptions();
       if (subs.some((s) => s.topic === JOB_TOPIC && s.name === "topic-job")) break;
-      if (i > 200) throw new Error("the worker never subscribed topic-job to jt");
+      if (i > 600) throw new Error("the worker never subscribed topic-job to jt");
       await sleep(50);
     }
 
