@@ -159,7 +159,7 @@ export interface WorkerRunOptions {
   /**
    * The most jobs one claim takes. A claim takes no more than the free slots, except while the
    * worker's jobs are short (under 5 ms on average): then it claims up to `batchSize` ahead and
-   * starts them as slots free, so tiny jobs share claims and commits. Default: max(concurrency, 32).
+   * starts them as slots free, so tiny jobs share claims and commits. Default: max(concurrency, 64).
    */
   batchSize?: number;
   /** Heartbeat (and lease renewal, cancel check) period. Default 5000. */

@@ -31,7 +31,7 @@ interface PendingCompletion {
 }
 export const DEFAULT_HEARTBEAT_MS = 5000;
 /** The default most jobs one claim takes (never beyond free slots unless jobs are short). */
-export const DEFAULT_BATCH = 32;
+export const DEFAULT_BATCH = 64;
 /** The longest a claim long-polls (the engine's cap); in-process it is woken by every enqueue. */
 const LONG_POLL_MS = 20_000;
 
