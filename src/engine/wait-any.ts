@@ -13,10 +13,15 @@ export function waitAny(
   signal?: AbortSignal,
 ): Waiter {
   if (keys.length === 0) return deadlineOnly(deadline, now, signal);
-  const parked = keys.map((k) => waiters.wait(k, deadline, now, signal));
+  // One abort listener for all the keys (one each made Node warn of a listener leak past ten).
+  const parked = keys.map((k) => waiters.wait(k, deadline, now));
+  const onAbort = () => cancel();
   const cancel = () => {
+    signal?.removeEventListener("abort", onAbort);
     for (const w of parked) w.cancel();
   };
+  if (signal?.aborted) cancel();
+  else signal?.addEventListener("abort", onAbort, { once: true });
   const woken = Promise.race(parked.map((w) => w.woken)).finally(cancel);
   return { woken, cancel };
 }

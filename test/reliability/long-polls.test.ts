@@ -37,6 +37,30 @@ describe("reliability: long-polls end", () => {
     }
   });
 
+  it("ReceiveAny over many queues with a signal adds one abort listener, not one per queue (no leak warning)", async () => {
+    const broker = await openBroker(":memory:", { background: false, logger: silentLogger });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on("warning", onWarning);
+    try {
+      const queues = Array.from({ length: 20 }, (_, i) => `q${i}`);
+      for (const q of queues) await broker.createQueue(q);
+      const abort = new AbortController();
+      const parked = broker.receiveAny(queues, { waitMs: 5000, signal: abort.signal });
+      await new Promise((r) => setTimeout(r, 50));
+      abort.abort();
+      assert.deepEqual(await within(3000, "an aborted receiveAny", parked), []);
+      await new Promise((r) => setImmediate(r));
+      assert.deepEqual(
+        warnings.filter((w) => w.includes("MaxListeners")),
+        [],
+      );
+    } finally {
+      process.off("warning", onWarning);
+      await broker.close();
+    }
+  });
+
   it("over HTTP too: the answer is empty at the deadline", async () => {
     const s = await serve();
     try {
