@@ -61,7 +61,8 @@ export function barChart(title: string, unit: string, groups: ChartGroup[]): str
   const h = y + 20;
   const w = left + width + 90;
   return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="sans-serif" font-size="11">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="sans-serif" font-size="11" role="img">`,
+    `<title>${esc(title)} (${esc(unit)}, log scale)</title>`,
     `<rect width="100%" height="100%" fill="#fff"/>`,
     `<text x="8" y="18" font-size="13" font-weight="bold">${esc(title)} (${esc(unit)}, log scale)</text>`,
     ...axis,
