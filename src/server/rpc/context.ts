@@ -16,6 +16,12 @@ export interface RpcContext {
   metrics: ServerMetrics;
   /** Adds fields to the access-log line. */
   note(fields: AccessFields): void;
+  /**
+   * Runs `giveBack` if the answer never reaches the client (it went away first, or the write
+   * failed): a long-poll that locked messages for a client no longer there returns them at once
+   * instead of leaving them locked until their lease lapses.
+   */
+  ifUndelivered(giveBack: () => void): void;
 }
 
 export type Handler<K extends RouteName> = (req: RequestOf<K>, ctx: RpcContext) => Promise<ResponseOf<K>>;

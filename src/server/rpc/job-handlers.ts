@@ -10,6 +10,7 @@ import {
   workerRecordToWire,
 } from "../../wire/index.js";
 import type { Handlers, RpcContext } from "./context.js";
+import { giveBackIfUndelivered } from "./give-back.js";
 
 type JobRoutes =
   | "pauseQueue"
@@ -75,6 +76,7 @@ export const jobHandlers: Pick<Handlers, JobRoutes> = {
       }),
     );
     ctx.note({ msgs: messages.length, ...(messages.length === 0 && { quiet: true }) });
+    giveBackIfUndelivered(ctx, messages, (m) => m.queue ?? "");
     return { messages: messages.map(messageToWire) };
   },
 

@@ -9,6 +9,7 @@ import {
   statsToWire,
 } from "../../wire/index.js";
 import type { Handlers, RpcContext } from "./context.js";
+import { giveBackIfUndelivered } from "./give-back.js";
 
 type QueueRoutes =
   | "send"
@@ -77,6 +78,7 @@ async function receive(req: RequestOf<"receive">, ctx: RpcContext): Promise<Resp
     else throw err;
   }
   ctx.note({ msgs: messages.length, ...(messages.length === 0 && { quiet: true }) });
+  giveBackIfUndelivered(ctx, messages, () => queue);
   return { messages: messages.map(messageToWire) };
 }
 

@@ -1,3 +1,4 @@
+import type { ServerResponse } from "node:http";
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { MessageTooLargeError, ResourceExhaustedError, UnimplementedError } from "../../contract/errors.js";
@@ -111,6 +112,26 @@ function unparkLongPoll(state: ServerState, socket: object | undefined): void {
   if (socket) polls.byConnection.set(socket, (polls.byConnection.get(socket) ?? 1) - 1);
 }
 
+/**
+ * Runs `giveBack` once it is known the answer did not reach the client: the request was aborted
+ * (the client closed its connection) or the response's connection closed before it was written.
+ */
+function onUndelivered(c: Context<ServerEnv>, giveBack: () => void): void {
+  const res = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+  if (c.req.raw.signal.aborted) {
+    giveBack();
+    return;
+  }
+  if (!res) return;
+  if (res.closed) {
+    if (!res.writableFinished) giveBack();
+    return;
+  }
+  res.once("close", () => {
+    if (!res.writableFinished) giveBack();
+  });
+}
+
 /** HTTP/1.1 clients wait for one answer before the next request; pipelining long-polls is refused. */
 const MAX_LONG_POLLS_PER_CONNECTION = 1;
 
@@ -127,6 +148,7 @@ function endpoint(name: RouteName, state: ServerState, metrics: ServerMetrics): 
       const socket = parks ? connectionOf(c) : undefined;
       if (parks) parkLongPoll(state, socket);
       const linked = wantsSignal ? eitherSignal(c.req.raw.signal, state.stopping) : undefined;
+      let giveBacks: (() => void)[] | undefined;
       const ctx: RpcContext = {
         broker: state.broker,
         signal: linked?.signal ?? state.stopping,
@@ -135,9 +157,20 @@ function endpoint(name: RouteName, state: ServerState, metrics: ServerMetrics): 
         maxMessageBytes: state.maxMessageBytes,
         metrics,
         note: (fields) => note(c, fields),
+        ifUndelivered: (giveBack) => {
+          giveBacks ??= [];
+          giveBacks.push(giveBack);
+        },
       };
       try {
-        return json(c, 200, await handle(req as never, ctx));
+        const answer = json(c, 200, await handle(req as never, ctx));
+        if (giveBacks) {
+          const all = giveBacks;
+          onUndelivered(c, () => {
+            for (const giveBack of all) giveBack();
+          });
+        }
+        return answer;
       } finally {
         linked?.release();
         if (parks) unparkLongPoll(state, socket);
