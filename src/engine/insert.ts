@@ -33,13 +33,12 @@ export class MessageInserter {
   private readonly findLive;
 
   constructor(db: SqliteDatabase) {
+    // Positional parameters: binding 19 named ones costs a fifth of a batch insert's time.
     this.insertRow = db.prepare(`
       INSERT INTO messages (queue, state, priority, visible_at, enqueued_at, expires_at, message_id, correlation_id,
         reply_to, group_id, content_type, subject, properties, body, max_deliveries, lock_duration_ms, unique_key,
         topic, subscription)
-      VALUES (@queue, @state, @priority, @visibleAt, @now, @expiresAt, @messageId, @correlationId,
-        @replyTo, @groupId, @contentType, @subject, @propertiesJson, @body, @maxDeliveries, @lockDurationMs, @uniqueKey,
-        @topic, @subscription)`);
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.findLive = db.prepare(`
       SELECT id FROM messages INDEXED BY idx_msg_unique_key
       WHERE queue = ? AND unique_key = ? AND unique_key IS NOT NULL AND state IN ('active', 'locked', 'deferred', 'scheduled')`);
@@ -83,28 +82,28 @@ export class MessageInserter {
     if (queue.default_ttl_ms > 0 && (ttl <= 0 || ttl > queue.default_ttl_ms)) ttl = queue.default_ttl_ms;
     const state = t.visibleAt > t.now ? "scheduled" : "active";
     const seq = Number(
-      this.insertRow.run({
-        queue: queue.name,
+      this.insertRow.run(
+        queue.name,
         state,
         // strict_fifo delivers in sequence order only: priority would break it, so it is not stored.
-        priority: queue.ordering_mode === "strict_fifo" ? 0 : m.priority,
-        visibleAt: t.visibleAt,
-        now: t.now,
-        expiresAt: ttl > 0 ? t.visibleAt + ttl : 0,
-        messageId: m.messageId,
-        correlationId: m.correlationId,
-        replyTo: m.replyTo,
-        groupId: m.groupId,
-        contentType: m.contentType,
-        subject: m.subject,
-        propertiesJson: m.propertiesJson,
-        body: m.body,
-        maxDeliveries: m.maxDeliveries,
-        lockDurationMs: m.lockDurationMs,
-        uniqueKey: m.uniqueKey,
-        topic: origin?.topic ?? null,
-        subscription: origin?.subscription ?? null,
-      }).lastInsertRowid,
+        queue.ordering_mode === "strict_fifo" ? 0 : m.priority,
+        t.visibleAt,
+        t.now,
+        ttl > 0 ? t.visibleAt + ttl : 0,
+        m.messageId,
+        m.correlationId,
+        m.replyTo,
+        m.groupId,
+        m.contentType,
+        m.subject,
+        m.propertiesJson,
+        m.body,
+        m.maxDeliveries,
+        m.lockDurationMs,
+        m.uniqueKey,
+        origin?.topic ?? null,
+        origin?.subscription ?? null,
+      ).lastInsertRowid,
     );
     if (dedupKey !== undefined && hash !== undefined) {
       this.upsertDedup.run(queue.name, dedupKey, hash, seq, t.now);
