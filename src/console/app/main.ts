@@ -13,11 +13,13 @@ import { QueueDetail } from "./pages/queue-detail.js";
 import { Queues } from "./pages/queues.js";
 import { SignIn } from "./pages/signin.js";
 import { Topics } from "./pages/topics.js";
+import { Topology } from "./pages/topology.js";
 
 const NAV = [
   { id: "overview", label: "Overview", to: href() },
   { id: "queues", label: "Queues", to: href("queues") },
   { id: "topics", label: "Topics", to: href("topics") },
+  { id: "topology", label: "Topology", to: href("topology") },
   { id: "jobs", label: "Jobs", to: href("jobs") },
 ];
 
@@ -47,6 +49,7 @@ function Shell(props: { url: string }) {
     content = html`<${QueueDetail} name=${route.path[1]} route=${route} />`;
   else if (page === "queues") content = html`<${Queues} />`;
   else if (page === "topics") content = html`<${Topics} />`;
+  else if (page === "topology") content = html`<${Topology} />`;
   else if (page === "jobs" && route.path[1]) content = html`<${JobDetail} id=${route.path[1]} />`;
   else if (page === "jobs") content = html`<${Jobs} route=${route} />`;
   else content = html`<${Overview} />`;
