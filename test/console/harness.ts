@@ -19,6 +19,7 @@ const README_SHOTS = new Set([
   "dead-letters",
   "message-viewer",
   "topics",
+  "topology",
   "jobs",
   "job-detail",
   "mobile-overview",
