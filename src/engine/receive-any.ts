@@ -15,7 +15,7 @@ export interface ReceiveAnyDeps {
   claimer: Claimer;
   gates: ClaimGates;
   /** The per-queue long-poll wake-ups (notified by every send in-process). */
-  waiters: Waiters;
+  waiters: Waiters<Message>;
 }
 
 export interface ReceiveAnyRequest {
@@ -47,9 +47,14 @@ export class MultiReceiver {
       // Parked before the claim: a send committed while the claim runs cannot be missed, and an
       // idle worker needs one claim per wake-up, not two.
       const now = clock.now();
+      // Once its own claim found nothing, a sender's transaction may claim for it (a hand-off: no
+      // transaction of its own then); armed only then, so the two never both claim.
+      let armed = false;
+      const take = (_ctx: WriteContext, at: number) =>
+        armed && !req.signal?.aborted ? this.claimIn(req, at).messages : [];
       const waiter =
         req.waitMs > 0 && now < deadline && !req.signal?.aborted
-          ? waitAny(this.deps.waiters, req.queues, deadline, now, req.signal)
+          ? waitAny(this.deps.waiters, req.queues, deadline, now, req.signal, take)
           : undefined;
       let got: ClaimOutcome;
       try {
@@ -62,6 +67,7 @@ export class MultiReceiver {
         waiter?.cancel();
         return got.messages;
       }
+      armed = true;
       let woken: boolean;
       if (got.retryAt !== undefined && got.retryAt < deadline) {
         // A gate holds messages back: look again when one may be claimable.
@@ -78,6 +84,8 @@ export class MultiReceiver {
       } else {
         woken = await waiter.woken;
       }
+      const taken = waiter.taken();
+      if (taken) return taken;
       // Not woken: the wait ran its time (measured in real time, as receive's: an injected clock
       // need not move), or was aborted.
       if (!woken || req.signal?.aborted || clock.now() >= deadline) {
@@ -88,20 +96,23 @@ export class MultiReceiver {
   }
 
   private claim(req: ReceiveAnyRequest): Promise<ClaimOutcome> {
-    const { write, queues, claimer, gates } = this.deps;
-    return write((_ctx, now) => {
-      const session = req.gates.length > 0 ? gates.open(req.gates, now) : undefined;
-      const messages: Message[] = [];
-      for (const name of req.queues) {
-        const q = queues.get(name);
-        if (!q) continue;
-        const got = claimer.claim(q, req.max - messages.length, "peek-lock", now, undefined, session);
-        for (const m of got) m.queue = name;
-        messages.push(...got);
-        if (messages.length >= req.max) break;
-      }
-      session?.finish();
-      return { messages, retryAt: session?.retryAt() };
-    }, req.signal);
+    return this.deps.write((_ctx, now) => this.claimIn(req, now), req.signal);
+  }
+
+  /** The claim itself, inside a write transaction (its own, or a sender's in a hand-off). */
+  private claimIn(req: ReceiveAnyRequest, now: number): ClaimOutcome {
+    const { queues, claimer, gates } = this.deps;
+    const session = req.gates.length > 0 ? gates.open(req.gates, now) : undefined;
+    const messages: Message[] = [];
+    for (const name of req.queues) {
+      const q = queues.get(name);
+      if (!q) continue;
+      const got = claimer.claim(q, req.max - messages.length, "peek-lock", now, undefined, session);
+      for (const m of got) m.queue = name;
+      messages.push(...got);
+      if (messages.length >= req.max) break;
+    }
+    session?.finish();
+    return { messages, retryAt: session?.retryAt() };
   }
 }

@@ -167,7 +167,7 @@ export class SqliteBroker implements Broker {
   private readonly settler: Settler;
   private readonly maintenance: Maintenance;
   private readonly loops: Loops;
-  private readonly waiters: Waiters;
+  private readonly waiters: Waiters<Message>;
   private readonly logger: Logger;
   private readonly maxMessageBytes: number;
   private readonly dlqBounds: DlqBounds;
@@ -214,7 +214,7 @@ export class SqliteBroker implements Broker {
     this.settler = new Settler(this.db);
     this.maintenance = new Maintenance(this.db);
     this.writer = new Writer(this.db, () => this.checkExternalChange());
-    this.waiters = new Waiters(() => this.checkExternalChange());
+    this.waiters = new Waiters<Message>(() => this.checkExternalChange());
     this.settledWaiters = new Waiters(() => this.checkExternalChange());
     this.records = new MessageRecords(this.db);
     this.gates = new ClaimGates(this.db);
@@ -283,8 +283,22 @@ export class SqliteBroker implements Broker {
     }
   }
 
-  private notifyAfter(ctx: WriteContext, effect: SettleEffect, queue: string): void {
-    if (effect.activated) ctx.afterCommit(() => this.waiters.notify(queue));
+  /**
+   * A write made messages of `queues` claimable: parked receivers that can take them do so in this
+   * same transaction (a hand-off, saving them a transaction and a wake-up); every receiver still
+   * parked is woken after the commit.
+   */
+  private wake(ctx: WriteContext, queues: Iterable<string>, now: number): void {
+    for (const q of queues) {
+      if (this.waiters.hasTakers(q)) ctx.beforeCommit((c) => this.waiters.handOff(q, c, now));
+    }
+    ctx.afterCommit(() => {
+      for (const q of queues) this.waiters.notify(q);
+    });
+  }
+
+  private notifyAfter(ctx: WriteContext, effect: SettleEffect, queue: string, now: number): void {
+    if (effect.activated) this.wake(ctx, [queue], now);
     if (effect.scheduledFor !== undefined) {
       const at = effect.scheduledFor;
       ctx.afterCommit(() => this.loops.armScheduler(at));
@@ -399,8 +413,8 @@ export class SqliteBroker implements Broker {
     if (prepared.length === 0) return Promise.resolve([]);
     return this.write((ctx, now) => {
       const out = this.sendPrepared(queue, prepared, scheduledAt, ttlMs, now);
+      this.wake(ctx, out.activated, now);
       ctx.afterCommit(() => {
-        for (const q of out.activated) this.waiters.notify(q);
         for (const at of out.scheduledFor) this.loops.armScheduler(at);
         this.countSent(out);
       });
@@ -549,8 +563,8 @@ export class SqliteBroker implements Broker {
             ttlMs,
             now,
           );
+          this.wake(ctx, out.activated, now);
           ctx.afterCommit(() => {
-            for (const q of out.activated) this.waiters.notify(q);
             for (const at of out.scheduledFor) this.loops.armScheduler(at);
             this.countSent(out);
           });
@@ -572,18 +586,20 @@ export class SqliteBroker implements Broker {
     }
     const attemptId = options.attemptId || undefined;
     const signal = options.signal;
-    const claim = () =>
-      this.write(
-        (_ctx, now) => this.claimer.claim(this.queues.require(queue), max, mode, now, attemptId),
-        signal,
-      );
+    const claimIn = (now: number) =>
+      this.claimer.claim(this.queues.require(queue), max, mode, now, attemptId);
+    const claim = () => this.write((_ctx, now) => claimIn(now), signal);
     const deadline = this.clock.now() + wait;
     for (;;) {
       const got = await claim();
       if (got.length > 0 || wait === 0) return got;
       const now = this.clock.now();
       if (now >= deadline || signal?.aborted) return [];
-      const waiter = this.waiters.wait(queue, deadline, now, signal);
+      // Once its own claim found nothing, a sender's transaction may claim for the parked receive
+      // (a hand-off); armed only then, so the two never both claim (`max` holds).
+      let armed = false;
+      const take = (_ctx: WriteContext, at: number) => (armed && !signal?.aborted ? claimIn(at) : []);
+      const waiter = this.waiters.wait(queue, deadline, now, signal, take);
       const again = await claim().catch((err) => {
         waiter.cancel();
         throw err;
@@ -592,7 +608,11 @@ export class SqliteBroker implements Broker {
         waiter.cancel();
         return again;
       }
-      if (!(await waiter.woken)) return [];
+      armed = true;
+      const woken = await waiter.woken;
+      const taken = waiter.taken();
+      if (taken) return taken;
+      if (!woken) return [];
     }
   }
 
@@ -666,7 +686,7 @@ export class SqliteBroker implements Broker {
         now,
         options.countDelivery !== false,
       );
-      this.notifyAfter(ctx, effect, queue);
+      this.notifyAfter(ctx, effect, queue, now);
       if (effect.settled) this.notifySettled(ctx, [s]);
     });
   }
@@ -890,8 +910,8 @@ export class SqliteBroker implements Broker {
     return this.write((ctx, now) => {
       if (this.queues.get(topic)) throw new NameConflictError(`mqlite: "${topic}" is a queue, not a topic`);
       const out = this.sendPrepared(topic, prepared, scheduledAt, ttlMs, now);
+      this.wake(ctx, out.activated, now);
       ctx.afterCommit(() => {
-        for (const q of out.activated) this.waiters.notify(q);
         for (const at of out.scheduledFor) this.loops.armScheduler(at);
         this.countSent(out);
       });
@@ -1196,11 +1216,7 @@ export class SqliteBroker implements Broker {
         this.maintenance.retention(this.dlqBounds, now, out);
         out.retentionDropped += this.topicLog.compact(now, TOPIC_PURGE_LIMIT);
       }
-      if (out.activated.size > 0) {
-        ctx.afterCommit(() => {
-          for (const q of out.activated) this.waiters.notify(q);
-        });
-      }
+      if (out.activated.size > 0) this.wake(ctx, out.activated, now);
       this.notifySettled(ctx, out.settled);
       return out;
     });

@@ -1,20 +1,36 @@
-import type { Waiter, Waiters } from "./waiters.js";
+import type { Take, Waiter, Waiters } from "./waiters.js";
 
 /**
  * Parks on several keys of one `Waiters` at once: resolves `true` when any of them is notified,
  * `false` at the deadline or on abort. Every registration is dropped when it resolves. With no key
  * at all nothing can wake it, so only the deadline or an abort ends it.
  */
-export function waitAny(
-  waiters: Waiters,
+export function waitAny<T>(
+  waiters: Waiters<T>,
   keys: readonly string[],
   deadline: number,
   now: number,
   signal?: AbortSignal,
-): Waiter {
+  take?: Take<T>,
+): Waiter<T> {
   if (keys.length === 0) return deadlineOnly(deadline, now, signal);
+  // One take for all the keys: the first hand-off wins, later ones (other keys, same waiter) get none.
+  let took = false;
+  const once: Take<T> | undefined =
+    take &&
+    ((ctx, at) => {
+      if (took) return [];
+      const items = take(ctx, at);
+      if (items.length > 0) {
+        took = true;
+        ctx.afterRollback(() => {
+          took = false;
+        });
+      }
+      return items;
+    });
   // One abort listener for all the keys (one each made Node warn of a listener leak past ten).
-  const parked = keys.map((k) => waiters.wait(k, deadline, now));
+  const parked = keys.map((k) => waiters.wait(k, deadline, now, undefined, once));
   const onAbort = () => cancel();
   const cancel = () => {
     signal?.removeEventListener("abort", onAbort);
@@ -23,11 +39,18 @@ export function waitAny(
   if (signal?.aborted) cancel();
   else signal?.addEventListener("abort", onAbort, { once: true });
   const woken = Promise.race(parked.map((w) => w.woken)).finally(cancel);
-  return { woken, cancel };
+  const taken = () => {
+    for (const w of parked) {
+      const items = w.taken();
+      if (items) return items;
+    }
+    return undefined;
+  };
+  return { woken, taken, cancel };
 }
 
 /** A waiter that only the deadline, an abort or `cancel` ends (all three resolve `false`). */
-function deadlineOnly(deadline: number, now: number, signal?: AbortSignal): Waiter {
+function deadlineOnly<T>(deadline: number, now: number, signal?: AbortSignal): Waiter<T> {
   let end: () => void = () => {};
   const woken = new Promise<boolean>((resolve) => {
     const timer = setTimeout(() => end(), Math.max(0, deadline - now));
@@ -40,5 +63,5 @@ function deadlineOnly(deadline: number, now: number, signal?: AbortSignal): Wait
     if (signal?.aborted) end();
     else signal?.addEventListener("abort", onAbort, { once: true });
   });
-  return { woken, cancel: () => end() };
+  return { woken, taken: () => undefined, cancel: () => end() };
 }

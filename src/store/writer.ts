@@ -6,6 +6,44 @@ import { mapSqliteError } from "./sqlite-errors.js";
 export interface WriteContext {
   /** Runs `fn` after the transaction commits (never if it rolls back): wake waiters, bump counters. */
   afterCommit(fn: () => void): void;
+  /**
+   * Runs `fn` in the same transaction after every write of the group, just before the commit, in a
+   * savepoint of its own: a hook that throws is undone and ignored (the writes still commit). A
+   * send uses it to hand its messages to parked receivers without a transaction of their own.
+   */
+  beforeCommit(fn: (ctx: WriteContext) => void): void;
+  /** Runs `fn` if the transaction rolls back instead: what a hook promised before the commit is off. */
+  afterRollback(fn: () => void): void;
+}
+
+/** The hooks one transaction collects from its writes. */
+class Hooks {
+  readonly after: (() => void)[] = [];
+  readonly before: ((ctx: WriteContext) => void)[] = [];
+  readonly rolledBack: (() => void)[] = [];
+  readonly ctx: WriteContext = {
+    afterCommit: (f) => this.after.push(f),
+    beforeCommit: (f) => this.before.push(f),
+    afterRollback: (f) => this.rolledBack.push(f),
+  };
+
+  /** Keeps the hooks of a write that succeeded. */
+  adopt(other: Hooks): void {
+    this.after.push(...other.after);
+    this.before.push(...other.before);
+    this.rolledBack.push(...other.rolledBack);
+  }
+}
+
+/** Calls each function; one that throws does not stop the others (they are notifications). */
+function runAll(fns: readonly (() => void)[]): void {
+  for (const f of fns) {
+    try {
+      f();
+    } catch {
+      // a notification failing must not fail the writes
+    }
+  }
 }
 
 interface PendingWrite {
@@ -86,19 +124,20 @@ export class Writer {
 
   /** Runs one write synchronously in its own transaction (start-up and maintenance paths). */
   runNow<T>(fn: (ctx: WriteContext) => T): T {
-    const after: (() => void)[] = [];
-    const ctx: WriteContext = { afterCommit: (f) => after.push(f) };
+    const hooks = new Hooks();
     this.sql.begin.run();
     let result: T;
     try {
       this.onBegin();
-      result = fn(ctx);
+      result = fn(hooks.ctx);
+      this.runBeforeCommit(hooks);
       this.sql.commit.run();
     } catch (err) {
       if (this.db.inTransaction) this.sql.rollback.run();
+      runAll(hooks.rolledBack);
       throw mapSqliteError(err);
     }
-    for (const f of after) f();
+    for (const f of hooks.after) f();
     return result;
   }
 
@@ -119,7 +158,7 @@ export class Writer {
     this.pending = [];
     if (batch.length === 0) return;
 
-    const after: (() => void)[] = [];
+    const hooks = new Hooks();
     const results: { ok: boolean; value: unknown }[] = [];
     try {
       this.sql.begin.run();
@@ -131,28 +170,29 @@ export class Writer {
       this.onBegin();
       const single = batch.length === 1;
       for (const w of batch) {
-        const mine: (() => void)[] = [];
-        const ctx: WriteContext = { afterCommit: (f) => mine.push(f) };
         if (single) {
-          results.push({ ok: true, value: w.fn(ctx) });
-          after.push(...mine);
+          results.push({ ok: true, value: w.fn(hooks.ctx) });
           continue;
         }
+        const mine = new Hooks();
         this.sql.savepoint.run();
         try {
-          const value = w.fn(ctx);
+          const value = w.fn(mine.ctx);
           this.sql.release.run();
           results.push({ ok: true, value });
-          after.push(...mine);
+          hooks.adopt(mine);
         } catch (err) {
           this.sql.rollbackTo.run();
           this.sql.release.run();
           results.push({ ok: false, value: err });
+          runAll(mine.rolledBack);
         }
       }
+      this.runBeforeCommit(hooks);
       this.sql.commit.run();
     } catch (err) {
       if (this.db.inTransaction) this.sql.rollback.run();
+      runAll(hooks.rolledBack);
       const mapped = mapSqliteError(err);
       // A single write's own failure, or a failed commit: nothing of the batch is stored.
       batch.forEach((w, i) => {
@@ -161,19 +201,31 @@ export class Writer {
       });
       return;
     }
-    for (const f of after) {
-      try {
-        f();
-      } catch {
-        // after-commit hooks are notifications; one failing must not fail the writes.
-      }
-    }
+    runAll(hooks.after);
     batch.forEach((w, i) => {
       const r = results[i]!;
       if (r.ok) this.settle(w, r.value, undefined);
       else this.settle(w, undefined, mapSqliteError(r.value));
     });
     this.openWindow();
+  }
+
+  /** Runs the before-commit hooks (they may add more), each in its own savepoint. */
+  private runBeforeCommit(hooks: Hooks): void {
+    for (let i = 0; i < hooks.before.length; i++) {
+      const mine = new Hooks();
+      this.sql.savepoint.run();
+      try {
+        hooks.before[i]!(mine.ctx);
+        this.sql.release.run();
+        hooks.adopt(mine);
+      } catch {
+        // A hook is an optimisation (a hand-off): undone with what it promised, the writes commit.
+        this.sql.rollbackTo.run();
+        this.sql.release.run();
+        runAll(mine.rolledBack);
+      }
+    }
   }
 
   /** Opens the window after a commit for `WINDOW_HOPS` microtask hops (see `window`). */

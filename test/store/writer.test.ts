@@ -90,3 +90,81 @@ describe("group commit", () => {
     assert.ok(turns >= 200 / 10, `${turns} turns during 200 writes`);
   });
 });
+
+describe("before-commit hooks", () => {
+  it("run in the writes' transaction, after every write, and what they register runs after the commit", async () => {
+    const s = setup();
+    const order: string[] = [];
+    await Promise.all([
+      s.writer.run((ctx) => {
+        ctx.beforeCommit((c) => {
+          order.push(`hook sees ${(s.db.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n}`);
+          s.db.prepare("INSERT INTO t (v) VALUES (100)").run();
+          c.afterCommit(() => order.push("after"));
+          c.afterRollback(() => order.push("rolled back"));
+        });
+        s.db.prepare("INSERT INTO t (v) VALUES (1)").run();
+      }),
+      s.write(2),
+    ]);
+    assert.equal(s.commits(), 1);
+    assert.deepEqual(order, ["hook sees 2", "after"]);
+    assert.equal((s.db.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n, 3);
+  });
+
+  it("a hook that throws is undone with what it registered; the writes still commit", async () => {
+    const s = setup();
+    const order: string[] = [];
+    const v = await s.writer.run((ctx) => {
+      ctx.beforeCommit((c) => {
+        s.db.prepare("INSERT INTO t (v) VALUES (100)").run();
+        c.afterCommit(() => order.push("hook's after"));
+        c.afterRollback(() => order.push("hook undone"));
+        throw new Error("hook failed");
+      });
+      ctx.afterCommit(() => order.push("write's after"));
+      return Number(s.db.prepare("INSERT INTO t (v) VALUES (1)").run().lastInsertRowid);
+    });
+    assert.equal(v, 1);
+    assert.deepEqual(order, ["hook undone", "write's after"]);
+    assert.deepEqual(
+      (s.db.prepare("SELECT v FROM t").all() as { v: number }[]).map((r) => r.v),
+      [1],
+    );
+  });
+
+  it("a write that fails in a group keeps its hooks out; a failed commit runs the rollback hooks", async () => {
+    const s = setup();
+    const order: string[] = [];
+    const results = await Promise.allSettled([
+      s.write(1),
+      s.writer.run((ctx) => {
+        ctx.beforeCommit(() => order.push("failed write's hook"));
+        ctx.afterRollback(() => order.push("failed write undone"));
+        s.db.prepare("INSERT INTO t (v) VALUES (1)").run(); // UNIQUE: fails
+      }),
+    ]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ["fulfilled", "rejected"],
+    );
+    assert.deepEqual(order, ["failed write undone"]);
+
+    // A single write whose hook leaves the transaction unable to commit (a deferred constraint).
+    s.db.exec(
+      "CREATE TABLE p (id INTEGER PRIMARY KEY); CREATE TABLE c (p INTEGER REFERENCES p(id) DEFERRABLE INITIALLY DEFERRED)",
+    );
+    s.db.pragma("foreign_keys = ON");
+    const seen: string[] = [];
+    await assert.rejects(
+      s.writer.run((ctx) => {
+        ctx.beforeCommit((c) => {
+          c.afterCommit(() => seen.push("after"));
+          c.afterRollback(() => seen.push("rolled back"));
+        });
+        s.db.prepare("INSERT INTO c (p) VALUES (42)").run();
+      }),
+    );
+    assert.deepEqual(seen, ["rolled back"]);
+  });
+});

@@ -1,0 +1,145 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { silentLogger } from "../../src/engine/logger.js";
+import { openBroker } from "../../src/engine/open.js";
+import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
+
+/** Counts the broker's write transactions (each flush of its writer is one). */
+function countTransactions(b: SqliteBroker): () => number {
+  const writer = (b as unknown as { writer: { flush(): void } }).writer;
+  const flush = writer.flush.bind(writer);
+  let n = 0;
+  writer.flush = () => {
+    n++;
+    flush();
+  };
+  return () => n;
+}
+
+async function broker() {
+  const b = await openBroker(":memory:", { background: false, logger: silentLogger });
+  await b.createQueue("q");
+  await b.createQueue("r");
+  return b;
+}
+
+/** Lets a long-poll park (its claims found nothing). */
+const parked = () => sleep(30);
+
+describe("hand-off: a send claims for a parked receiver inside its own transaction", () => {
+  it("a parked receive gets the message from the send's transaction, with no transaction of its own", async () => {
+    const b = await broker();
+    const waiting = b.receive("q", { waitMs: 5000 });
+    await parked();
+    const transactions = countTransactions(b);
+    await b.send("q", { body: "hello" });
+    const [m] = await waiting;
+    assert.equal(transactions(), 1);
+    assert.equal(m?.body.toString(), "hello");
+    assert.equal(m?.deliveryCount, 1);
+    assert.ok(m?.lockToken);
+    assert.deepEqual(
+      (await b.peek("q")).map((p) => p.state),
+      ["locked"],
+    );
+    await b.complete("q", m!.seqNumber, m!.lockToken!);
+    await b.close();
+  });
+
+  it("takes at most max_messages; the rest stay active for others", async () => {
+    const b = await broker();
+    const waiting = b.receive("q", { waitMs: 5000, maxMessages: 2 });
+    await parked();
+    await b.send(
+      "q",
+      ["a", "b", "c", "d", "e"].map((body) => ({ body })),
+    );
+    const got = await waiting;
+    assert.deepEqual(
+      got.map((m) => m.body.toString()),
+      ["a", "b"],
+    );
+    assert.deepEqual(
+      (await b.peek("q")).map((p) => p.state),
+      ["locked", "locked", "active", "active", "active"],
+    );
+    await b.close();
+  });
+
+  it("two parked receivers: one message goes to exactly one, in the order they parked", async () => {
+    const b = await broker();
+    const first = b.receive("q", { waitMs: 5000 });
+    await parked();
+    const second = b.receive("q", { waitMs: 300 });
+    await parked();
+    await b.send("q", { body: "only" });
+    const [one, two] = await Promise.all([first, second]);
+    assert.deepEqual(
+      one.map((m) => m.body.toString()),
+      ["only"],
+    );
+    assert.deepEqual(two, []);
+    await b.close();
+  });
+
+  it("receive-and-delete through a hand-off deletes the message", async () => {
+    const b = await broker();
+    const waiting = b.receive("q", { waitMs: 5000, mode: "receive-and-delete" });
+    await parked();
+    await b.send("q", { body: "gone" });
+    const [m] = await waiting;
+    assert.equal(m?.body.toString(), "gone");
+    assert.deepEqual(await b.peek("q"), []);
+    await b.close();
+  });
+
+  it("receiveAny over two queues is handed messages once, however many of its queues the send filled", async () => {
+    const b = await broker();
+    const waiting = b.receiveAny(["q", "r"], { waitMs: 5000, maxMessages: 10 });
+    await parked();
+    const transactions = countTransactions(b);
+    await b.tx((t) => {
+      t.send("q", { body: "to q" });
+      t.send("r", { body: "to r" });
+    });
+    const got = await waiting;
+    assert.equal(transactions(), 1);
+    assert.deepEqual(
+      got.map((m) => [m.queue, m.body.toString()]),
+      [
+        ["q", "to q"],
+        ["r", "to r"],
+      ],
+    );
+    await b.close();
+  });
+
+  it("an aborted long-poll is handed nothing: the message stays active", async () => {
+    const b = await broker();
+    const abort = new AbortController();
+    const waiting = b.receive("q", { waitMs: 5000, signal: abort.signal });
+    await parked();
+    abort.abort();
+    await b.send("q", { body: "for someone else" });
+    assert.deepEqual(await waiting, []);
+    assert.deepEqual(
+      (await b.peek("q")).map((p) => p.state),
+      ["active"],
+    );
+    await b.close();
+  });
+
+  it("an abandoned message is handed to a parked receiver", async () => {
+    const b = await broker();
+    await b.send("q", { body: "again" });
+    const [m] = await b.receive("q");
+    const waiting = b.receive("q", { waitMs: 5000 });
+    await parked();
+    await b.abandon("q", m!.seqNumber, m!.lockToken!);
+    const [again] = await waiting;
+    assert.equal(again?.seqNumber, m!.seqNumber);
+    assert.equal(again?.deliveryCount, 2);
+    await b.close();
+  });
+});
