@@ -26,21 +26,12 @@ Commands other than serve and mcp run against a served broker (--endpoint or MQL
   return p;
 }
 
-/** A fetch that never reached the server (refused, DNS, TLS). */
-function unreachable(err: unknown): string | undefined {
-  if (!(err instanceof TypeError) || err.message !== "fetch failed") return undefined;
-  const cause = err.cause as (Error & { code?: string }) | undefined;
-  return `cannot reach the broker: ${cause?.code ?? cause?.message ?? "fetch failed"}`;
-}
-
 /** The one line a failure prints, and the exit status. */
 export function describeFailure(err: unknown): { line: string; exitCode: number } {
   if (err instanceof CommandError)
     return { line: `error: ${err.code}: ${err.message}`, exitCode: err.exitCode };
   if (err instanceof CliError) return { line: `mqlite: ${err.message}`, exitCode: err.exitCode };
   if (err instanceof MqliteError) return { line: `error: ${err.code}: ${err.message}`, exitCode: 1 };
-  const down = unreachable(err);
-  if (down) return { line: `error: unavailable: ${down}`, exitCode: 1 };
   const e = err as Error;
   return { line: `error: internal: ${e?.stack ?? String(err)}`, exitCode: 1 };
 }

@@ -1,5 +1,11 @@
 import { setMaxListeners } from "node:events";
-import { CanceledError, ClosedError, InvalidArgumentError } from "../contract/errors.js";
+import {
+  CanceledError,
+  ClosedError,
+  InvalidArgumentError,
+  MqliteError,
+  UnavailableError,
+} from "../contract/errors.js";
 import {
   errorFromWire,
   type RequestInputOf,
@@ -9,6 +15,7 @@ import {
   type RpcRoute,
   rpcPath,
 } from "../wire/index.js";
+import { type Answer, nodePost, type Post } from "./node-post.js";
 
 /**
  * JSON has no NaN or Infinity (`JSON.stringify` would send `null`, which the server reads as
@@ -25,7 +32,10 @@ function finiteNumbers(key: string, value: unknown): unknown {
 export interface ConnectOptions {
   /** The bearer token, when the server checks tokens. */
   token?: string;
-  /** A `fetch` implementation (default: the global one, with keep-alive). */
+  /**
+   * A `fetch` implementation to send every call through (a proxy, a test double). Default: Node's
+   * own HTTP client with keep-alive connections.
+   */
   fetch?: typeof fetch;
 }
 
@@ -34,10 +44,27 @@ export interface ConnectOptions {
  * rethrown as the named error of its wire code; calls in flight are tracked so that `close` can
  * wait for them.
  */
+/** A POST through a `fetch` implementation. */
+function fetchPost(base: string, fetchImpl: typeof fetch): Post {
+  return async (path, headers, body, signal) => {
+    const res = await fetchImpl(base + path, { method: "POST", headers, body, ...(signal && { signal }) });
+    return { status: res.status, text: await res.text() };
+  };
+}
+
+/** Why a call got no answer: the code of a system error, else the message (and its cause's). */
+function reason(err: unknown): string {
+  const e = err as { code?: unknown; message?: unknown; cause?: unknown } | null;
+  if (e?.cause && typeof e.cause === "object") return reason(e.cause);
+  if (typeof e?.code === "string") return e.code;
+  return String(e?.message ?? err);
+}
+
 export class Transport {
   private readonly base: string;
   private readonly headers: Record<string, string>;
-  private readonly fetch: typeof fetch;
+  private readonly post: Post;
+  private readonly release: () => void;
   private inFlight = 0;
   private idle: (() => void)[] = [];
   private closed = false;
@@ -48,7 +75,14 @@ export class Transport {
     this.base = url.replace(/\/+$/, "");
     this.headers = { "Content-Type": "application/json" };
     if (options.token) this.headers.Authorization = `Bearer ${options.token}`;
-    this.fetch = options.fetch ?? globalThis.fetch;
+    if (options.fetch) {
+      this.post = fetchPost(this.base, options.fetch);
+      this.release = () => {};
+    } else {
+      const node = nodePost(this.base);
+      this.post = node.post;
+      this.release = node.close;
+    }
     // Every parked long-poll listens to it: many at once is normal, not a leak.
     setMaxListeners(0, this.closing.signal);
   }
@@ -64,18 +98,22 @@ export class Transport {
     const payload = JSON.stringify(body ?? {}, finiteNumbers);
     this.inFlight++;
     try {
-      const res = await this.fetch(this.base + rpcPath(ROUTES[name] as RpcRoute), {
-        method: "POST",
-        headers: this.headers,
-        body: payload,
-        ...(signal && { signal }),
-      });
-      const text = await res.text();
-      if (!res.ok) throw errorFromWire(res.status, text);
-      return JSON.parse(text) as ResponseOf<K>;
+      let res: Answer;
+      try {
+        res = await this.post(rpcPath(ROUTES[name] as RpcRoute), this.headers, payload, signal);
+      } catch (err) {
+        // An abort is the caller's to interpret (its signal says so); anything else is the network.
+        if (signal?.aborted || err instanceof MqliteError) throw err;
+        throw new UnavailableError(`cannot reach the broker: ${reason(err)} (${this.base})`, { cause: err });
+      }
+      if (res.status < 200 || res.status > 299) throw errorFromWire(res.status, res.text);
+      return JSON.parse(res.text) as ResponseOf<K>;
     } finally {
       this.inFlight--;
-      if (this.inFlight === 0) for (const wake of this.idle.splice(0)) wake();
+      if (this.inFlight === 0) {
+        for (const wake of this.idle.splice(0)) wake();
+        if (this.closed) this.release();
+      }
     }
   }
 
@@ -83,7 +121,10 @@ export class Transport {
   close(): Promise<void> {
     this.closed = true;
     this.closing.abort();
-    if (this.inFlight === 0) return Promise.resolve();
+    if (this.inFlight === 0) {
+      this.release();
+      return Promise.resolve();
+    }
     return new Promise((resolve) => this.idle.push(resolve));
   }
 }

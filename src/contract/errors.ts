@@ -23,6 +23,7 @@ export type ErrorCode =
   | "storage_full"
   | "outcome_unknown"
   | "resource_exhausted"
+  | "unavailable"
   | "internal";
 
 /** Base class of every error mqlite raises on purpose. */
@@ -156,6 +157,16 @@ export class ResourceExhaustedError extends MqliteError {
   }
 }
 
+/**
+ * The remote client could not reach the broker (refused, reset, DNS, TLS): a call that failed
+ * before its request was sent did not happen; one cut while in flight may or may not have.
+ */
+export class UnavailableError extends MqliteError {
+  constructor(message: string, options?: ErrorOptions) {
+    super("unavailable", 503, message, options);
+  }
+}
+
 /** Anything else. */
 export class InternalError extends MqliteError {
   constructor(message: string, options?: ErrorOptions) {
@@ -181,6 +192,7 @@ const byCode: Record<ErrorCode, (message: string) => MqliteError> = {
   storage_full: (m) => new StorageFullError(m),
   outcome_unknown: (m) => new OutcomeUnknownError(m),
   resource_exhausted: (m) => new ResourceExhaustedError(m),
+  unavailable: (m) => new UnavailableError(m),
   internal: (m) => new InternalError(m),
 };
 

@@ -6,16 +6,12 @@ export function jsonResult(value: unknown): CallToolResult {
   return { content: [{ type: "text", text: JSON.stringify(value, null, 2) }] };
 }
 
-/** The error's wire code: a broker error keeps its own; a broker out of reach is `unavailable`. */
+/** The error's wire code: a broker error (`unavailable` for a broker out of reach) keeps its own. */
 function codeOf(err: unknown): string {
-  if (err instanceof MqliteError) return err.code;
-  if (err instanceof TypeError && err.message === "fetch failed") return "unavailable";
-  return "internal";
+  return err instanceof MqliteError ? err.code : "internal";
 }
 
 function messageOf(err: unknown): string {
-  if (err instanceof TypeError && err.message === "fetch failed" && err.cause instanceof Error)
-    return `cannot reach the broker: ${err.cause.message}`;
   return err instanceof Error ? err.message : String(err);
 }
 

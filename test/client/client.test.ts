@@ -10,6 +10,7 @@ import {
   MessageTooLargeError,
   NotFoundError,
   UnauthenticatedError,
+  UnavailableError,
 } from "../../src/contract/errors.js";
 import { type Served, serve, TOKEN } from "../server/harness.js";
 
@@ -105,6 +106,40 @@ describe("remote client", () => {
     assert.equal((await inFlight).length, 1);
     await assert.rejects(b.listQueues(), ClosedError);
     assert.equal((await s.broker.peek("closing")).length, 1);
+  });
+
+  it("a broker out of reach is UnavailableError (unavailable), with the reason and the URL", async () => {
+    const net = await import("node:net");
+    // A port nobody listens on: bind one, then free it.
+    const port = await new Promise<number>((resolve) => {
+      const srv = net.createServer().listen(0, "127.0.0.1", () => {
+        const p = (srv.address() as { port: number }).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    const b = connect(`http://127.0.0.1:${port}`, { token: TOKEN });
+    await assert.rejects(
+      b.listQueues(),
+      (e) =>
+        e instanceof UnavailableError &&
+        e.code === "unavailable" &&
+        /ECONNREFUSED/.test(e.message) &&
+        e.message.includes(`127.0.0.1:${port}`),
+    );
+    await b.close();
+    assert.throws(() => connect("ftp://127.0.0.1"), InvalidArgumentError);
+  });
+
+  it("a base URL with a path prefix (a broker behind a proxy) keeps its prefix", async () => {
+    const seen: string[] = [];
+    const b = connect("http://proxy.example/mq/", {
+      fetch: async (url) => {
+        seen.push(String(url));
+        return new Response('{"queues":[]}', { status: 200 });
+      },
+    });
+    await b.listQueues();
+    assert.deepEqual(seen, ["http://proxy.example/mq/mqlite.v1.AdminService/ListQueues"]);
   });
 
   it("maps error answers without a JSON body by status", async () => {

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import Database from "better-sqlite3";
 import { connect } from "../../src/client/index.js";
 import type { Broker } from "../../src/contract/broker.js";
-import { MqliteError } from "../../src/contract/errors.js";
+import { MqliteError, UnavailableError } from "../../src/contract/errors.js";
 import { Queue } from "../../src/jobs/index.js";
 import { collectLines, spawnChild } from "../support/child.js";
 import { freePort, type ServedChild, startServedChild } from "../support/served-child.js";
@@ -66,6 +66,7 @@ interface TrackedJob {
 
 /** Network failures: the server was killed under the request, or is down. */
 function isNetworkError(err: unknown): boolean {
+  if (err instanceof UnavailableError) return true;
   if (err instanceof MqliteError) return false;
   const text = `${String(err)} ${String((err as { cause?: unknown })?.cause ?? "")}`;
   return /fetch failed|ECONNRESET|ECONNREFUSED|other side closed|terminated|socket|EPIPE|aborted/i.test(text);
