@@ -6,6 +6,8 @@
 import { run as graphileRun, Logger, makeWorkerUtils } from "graphile-worker";
 import pg from "pg";
 import PgBoss from "pg-boss";
+import { silentLogger } from "../src/engine/logger.js";
+import { openBroker } from "../src/open.js";
 import {
   type Contender,
   JOB_ARG,
@@ -14,12 +16,27 @@ import {
   PG_DSN,
   Recorder,
   type SuiteResult,
+  scratch,
   tcpAnswers,
 } from "./_lib.js";
-import { DRAIN_CONCURRENCY, drain, enqueueBatch, enqueueOne, JOB_GROUP, noopQueue } from "./_scenarios.js";
+import {
+  DRAIN_CONCURRENCY,
+  drain,
+  endToEnd,
+  enqueueBatch,
+  enqueueOne,
+  JOB_GROUP,
+  noopQueue,
+} from "./_scenarios.js";
 
 const CAP_MS = Number(process.env.BENCH_CAP_MS ?? 10_000);
-const SCHEMAS = { mqlite: "bench_mqlite", pgboss: "bench_pgboss", graphile: "bench_graphile" };
+const SCHEMAS = {
+  mqlite: "bench_mqlite",
+  broker: "bench_mqlite_broker",
+  pgboss: "bench_pgboss",
+  graphile: "bench_graphile",
+};
+const E2E_MS = Number(process.env.BENCH_MS ?? 1500);
 const payload = { p: JOB_ARG };
 
 async function sql(text: string): Promise<void> {
@@ -156,6 +173,43 @@ export async function run(): Promise<SuiteResult> {
           return r;
         }),
       ]);
+    }
+    // The broker face end to end on each engine: 4 producers, 4 consumers (receive + complete).
+    for (const [p, c] of [
+      [4, 4],
+      [16, 16],
+    ] as const) {
+      const engine = (system: string, location: () => Promise<string>): Contender => ({
+        system,
+        vs: "mqlite (SQLite engine)",
+        round: async () => {
+          const b = await openBroker(await location(), { logger: silentLogger });
+          try {
+            await b.createQueue("e2e", { lockDurationMs: 60_000, maxDeliveryCount: 1000 });
+            return await endToEnd(b, "e2e", p, c, E2E_MS);
+          } finally {
+            await b.close();
+          }
+        },
+      });
+      const tmp = scratch("postgres-e2e");
+      let n = 0;
+      await rec.compare(
+        {
+          group: "Broker end to end: PostgreSQL engine vs SQLite engine",
+          unit: "msg/s",
+          better: "higher",
+          scenario: `end-to-end ${p}×${c} send→receive→complete`,
+        },
+        [
+          engine("mqlite (PostgreSQL engine)", async () => {
+            await drop(SCHEMAS.broker);
+            return `${PG_DSN}${PG_DSN.includes("?") ? "&" : "?"}schema=${SCHEMAS.broker}`;
+          }),
+          { ...engine("mqlite (SQLite engine)", async () => tmp.file(`e2e-${n++}.db`)), vs: undefined },
+        ],
+      );
+      tmp.cleanup();
     }
   } finally {
     for (const s of Object.values(SCHEMAS)) await drop(s).catch(() => {});
