@@ -13,9 +13,20 @@ export function corsMiddleware(origin: string): MiddlewareHandler {
     // Prepared headers: merged into whatever response the rest of the chain creates.
     c.header("Access-Control-Allow-Origin", origin);
     if (vary) c.header("Vary", "Origin");
+    // Our /mcp route (Streamable HTTP) has a session header a browser client must send and read.
+    const mcp = c.req.path === "/mcp";
+    if (mcp) c.header("Access-Control-Expose-Headers", "Mcp-Session-Id");
     if (c.req.method !== "OPTIONS") return next();
-    c.header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
-    c.header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+    if (mcp) {
+      c.header("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
+      c.header(
+        "Access-Control-Allow-Headers",
+        "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID",
+      );
+    } else {
+      c.header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+      c.header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+    }
     c.header("Access-Control-Max-Age", "86400");
     return c.body(null, 204);
   };

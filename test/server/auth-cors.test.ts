@@ -90,6 +90,17 @@ describe("CORS", () => {
       assert.equal(unauth.headers.get("vary"), null);
       const ok = await s.post("/mqlite.v1.AdminService/ListQueues");
       assert.equal(ok.headers.get("access-control-allow-origin"), "*");
+      // /mcp (ours): a browser MCP client sends and reads the session header.
+      const mcp = await get(`${s.url}/mcp`, { method: "OPTIONS" });
+      assert.equal(mcp.status, 204);
+      assert.equal(mcp.headers.get("access-control-allow-methods"), "GET, POST, DELETE, OPTIONS");
+      assert.match(
+        mcp.headers.get("access-control-allow-headers") ?? "",
+        /Mcp-Session-Id, Mcp-Protocol-Version/,
+      );
+      assert.equal(mcp.headers.get("access-control-expose-headers"), "Mcp-Session-Id");
+      const rpcExpose = await s.post("/mqlite.v1.AdminService/ListQueues");
+      assert.equal(rpcExpose.headers.get("access-control-expose-headers"), null);
     } finally {
       await s.close();
     }
