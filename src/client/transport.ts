@@ -39,11 +39,6 @@ export interface ConnectOptions {
   fetch?: typeof fetch;
 }
 
-/**
- * One POST per call to `/mqlite.v1.<Service>/<Method>`, with JSON in and out. An error answer is
- * rethrown as the named error of its wire code; calls in flight are tracked so that `close` can
- * wait for them.
- */
 /** A POST through a `fetch` implementation. */
 function fetchPost(base: string, fetchImpl: typeof fetch): Post {
   return async (path, headers, body, signal) => {
@@ -60,6 +55,11 @@ function reason(err: unknown): string {
   return String(e?.message ?? err);
 }
 
+/**
+ * One POST per call to `/mqlite.v1.<Service>/<Method>`, with JSON in and out. An error answer is
+ * rethrown as the named error of its wire code; calls in flight are tracked so that `close` can
+ * wait for them.
+ */
 export class Transport {
   private readonly base: string;
   private readonly headers: Record<string, string>;
