@@ -5,7 +5,9 @@ import type { AccessFields, ServerEnv } from "./env.js";
 
 /** Merges fields into the request's access-log record. */
 export function note(c: Context<ServerEnv>, fields: AccessFields): void {
-  c.set("access", { ...c.get("access"), ...fields });
+  const access = c.get("access");
+  if (access) Object.assign(access, fields);
+  else c.set("access", { ...fields });
 }
 
 /** A JSON answer as Go's encoder writes it: compact, trailing newline, `application/json`. */
