@@ -178,6 +178,7 @@ export class SqliteBroker implements Broker {
   private readonly completedCounts = new Map<string, number>();
   private readonly sentCounts = new Map<string, number>();
   private readonly statsRows;
+  private readonly oldestRow;
   private readonly peekRows;
   private readonly backingOffRows;
   private readonly clearQueueAux;
@@ -228,9 +229,18 @@ export class SqliteBroker implements Broker {
       gates: this.gates,
       waiters: this.waiters,
     });
-    this.statsRows = this.db.prepare(`
-      SELECT state, count(*) AS n, min(CASE WHEN state IN ('active', 'locked') THEN enqueued_at END) AS oldest
-      FROM messages WHERE queue = ? GROUP BY state`);
+    // Counts read the per-state index alone (no row is visited). The oldest live message is the
+    // first by sequence in each of the two states: sequence numbers follow send time, so that is
+    // MIN(enqueued_at) in two index seeks instead of a read of every row (155 ms at 300k rows).
+    this.statsRows = this.db.prepare(
+      "SELECT state, count(*) AS n FROM messages WHERE queue = ? GROUP BY state",
+    );
+    const firstIn = (state: string) =>
+      `SELECT * FROM (SELECT enqueued_at FROM messages INDEXED BY idx_msg_queue_state
+        WHERE queue = ? AND state = '${state}' ORDER BY id LIMIT 1)`;
+    this.oldestRow = this.db.prepare(
+      `SELECT min(enqueued_at) AS oldest FROM (${firstIn("active")} UNION ALL ${firstIn("locked")})`,
+    );
     this.backingOffRows = this.db.prepare(
       "SELECT count(*) AS n FROM messages WHERE queue = ? AND state = 'scheduled' AND delivery_count > 0",
     );
@@ -360,13 +370,12 @@ export class SqliteBroker implements Broker {
         oldestMessageAgeMs: 0,
       };
       s.backingOff = (this.backingOffRows.get(queue) as { n: number }).n;
-      let oldest: number | null = null;
-      for (const r of this.statsRows.all(queue) as { state: string; n: number; oldest: number | null }[]) {
+      for (const r of this.statsRows.all(queue) as { state: string; n: number }[]) {
         s.total += r.n;
         if (r.state === "dead_lettered") s.deadLettered = r.n;
         else if (r.state in s) (s as unknown as Record<string, number>)[r.state] = r.n;
-        if (r.oldest !== null && (oldest === null || r.oldest < oldest)) oldest = r.oldest;
       }
+      const { oldest } = this.oldestRow.get(queue, queue) as { oldest: number | null };
       if (oldest !== null) s.oldestMessageAgeMs = Math.max(0, this.clock.now() - oldest);
       return s;
     });

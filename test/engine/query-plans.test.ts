@@ -107,15 +107,31 @@ describe("query plans of the background loops, stats, peek and the job face", as
     }
   });
 
-  it("stats count per state through the per-queue state index", () => {
-    for (const sql of [
-      statement(/count\(\*\) AS n, min\(CASE/),
+  it("stats count per state through the per-queue state index, reading no row", () => {
+    const counts = plan(
+      db,
+      statement(/SELECT state, count\(\*\) AS n FROM messages WHERE queue = \? GROUP BY state/),
+    );
+    assertUses(counts, /COVERING INDEX idx_msg_queue_state \(queue=\?/);
+    assertNoScan(counts);
+    const backingOff = plan(
+      db,
       statement(/count\(\*\) AS n FROM messages WHERE queue = \? AND state = 'scheduled'/),
-    ]) {
-      const steps = plan(db, sql);
-      assertUses(steps, /idx_msg_queue_state \(queue=\?/);
-      assertNoScan(steps);
-    }
+    );
+    assertUses(backingOff, /idx_msg_queue_state \(queue=\?/);
+    assertNoScan(backingOff);
+  });
+
+  it("stats find the oldest live message with one seek per state, without sorting", () => {
+    const steps = plan(db, statement(/SELECT min\(enqueued_at\) AS oldest FROM/));
+    assert.equal(
+      steps.filter((s) => /idx_msg_queue_state \(queue=\? AND state=\?\)/.test(s)).length,
+      2,
+      steps.join("\n"),
+    );
+    // The only scans are of the two one-row subqueries.
+    assert.ok(!steps.some((s) => /^SCAN messages\b/.test(s)), steps.join("\n"));
+    assert.ok(!steps.some((s) => s.includes("TEMP B-TREE")), steps.join("\n"));
   });
 
   it("peek reads one state's range in sequence order, without sorting", () => {
