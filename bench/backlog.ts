@@ -1,6 +1,7 @@
 // Depth: claim latency (receive of one message, peek-lock, then complete) at a backlog of 1,000,
 // 100,000 and 1,000,000 messages beside raw better-sqlite3's one-row claim; the process's RSS with
-// 1,000,000 messages queued; and disk bytes per message. Each depth is filled in one child process
+// 1,000,000 messages queued; disk bytes per message; and Stats beside the same figures read from
+// every row of the queue. Each depth is filled in one child process
 // and claimed from in a fresh one, so that each RSS is its own. Env: BENCH_BACKLOGS (comma-separated, default 1000,100000,1000000).
 import { spawnSync } from "node:child_process";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
@@ -33,10 +34,29 @@ interface Depth {
   /** RSS of the process that filled it (its heap grew while producing). */
   fillRssMb: number;
   bytesPerMessage: number;
+  /** Per round: Stats of the queue, ms (median of 5 calls). */
+  statsMs: number[];
+  /** Per round: the same counts and oldest age read from every row of the queue, ms. */
+  fullReadStatsMs: number[];
 }
 
 type Filled = Pick<Depth, "rawP50" | "fillRssMb" | "bytesPerMessage">;
-type Claimed = Pick<Depth, "p50" | "p99" | "rssMb">;
+type Claimed = Pick<Depth, "p50" | "p99" | "rssMb" | "statsMs" | "fullReadStatsMs">;
+
+/** Stats as a query that reads every row of the queue (the baseline Stats is measured against). */
+const FULL_READ_STATS = `SELECT state, count(*) AS n, min(CASE WHEN state IN ('active', 'locked') THEN enqueued_at END)
+  FROM messages WHERE queue = ? GROUP BY state`;
+
+/** Median time of five calls of `f`, ms. */
+async function timed(f: () => unknown): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now();
+    await f();
+    samples.push(performance.now() - t);
+  }
+  return median(samples);
+}
 
 const fileSize = (f: string) => {
   try {
@@ -97,10 +117,18 @@ async function claim(path: string): Promise<Claimed> {
     p50.push(median(samples));
     p99.push(percentile(samples, 99));
   }
+  const db = (b as unknown as { db: import("better-sqlite3").Database }).db;
+  const fullRead = db.prepare(FULL_READ_STATS);
+  const statsMs: number[] = [];
+  const fullReadStatsMs: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    statsMs.push(await timed(() => b.stats("q")));
+    fullReadStatsMs.push(await timed(() => fullRead.all("q")));
+  }
   global.gc?.();
   const rssMb = process.memoryUsage().rss / 2 ** 20;
   await b.close();
-  return { p50, p99, rssMb };
+  return { p50, p99, rssMb, statsMs, fullReadStatsMs };
 }
 
 /** Runs this module in a child process in one of its modes; its JSON answer. */
@@ -155,6 +183,25 @@ export async function run(): Promise<SuiteResult> {
       mode: "embedded",
       value: median(d.p99),
       rounds: d.p99,
+    });
+  }
+  const statsGroup = "Stats by backlog depth";
+  for (const d of depths) {
+    const scenario = `Stats at ${d.backlog.toLocaleString("en-US")}`;
+    const base = { group: statsGroup, scenario, unit: "ms", better: "lower" as const };
+    rec.add({
+      ...base,
+      system: "mqlite",
+      mode: "embedded",
+      value: median(d.statsMs),
+      rounds: d.statsMs,
+      vs: "the same figures read from every row",
+    });
+    rec.add({
+      ...base,
+      system: "the same figures read from every row",
+      value: median(d.fullReadStatsMs),
+      rounds: d.fullReadStatsMs,
     });
   }
   const big = depths.at(-1);
