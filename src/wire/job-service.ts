@@ -4,6 +4,7 @@ import type { MessageState } from "../contract/types.js";
 import { decodeBase64, encodeBase64 } from "./base64.js";
 import { messageFromWire, messageToWire, WireMessage } from "./message.js";
 import { bool, int, list, str } from "./primitives.js";
+import { stringMap } from "./string-map.js";
 
 // `mqlite.v1.JobService` (our extension): the engine capabilities the job face runs on, so that
 // workers can run against a served broker. Same conventions as the original's services.
@@ -106,7 +107,7 @@ export const WorkerInfoJSON = z
     hostname: str(),
     pid: int(),
     concurrency: int(),
-    details: z.record(z.string(), z.string()).nullish(),
+    details: stringMap().nullish(),
   })
   .meta({ id: "WorkerInfo" });
 

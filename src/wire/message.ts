@@ -3,6 +3,7 @@ import { InvalidArgumentError } from "../contract/errors.js";
 import type { FilterSample, Message, MessageState, OutgoingMessage } from "../contract/types.js";
 import { decodeBase64, encodeBase64 } from "./base64.js";
 import { bytes, int, str } from "./primitives.js";
+import { stringMap } from "./string-map.js";
 
 /**
  * `wire.Message`: one shape for input and output, every key optional and omitted when zero. Send
@@ -26,7 +27,7 @@ export const WireMessage = z
     group_id: str(),
     content_type: str(),
     subject: str(),
-    properties: z.record(z.string(), z.string().nullable()).nullish(),
+    properties: stringMap({ nullable: true }).nullish(),
     body: bytes(),
     priority: int().meta({ description: "Extension: higher is claimed first. Default 0." }),
     max_delivery_count: int().meta({ description: "Extension: this message's own delivery limit." }),
@@ -49,9 +50,9 @@ function propertiesFromWire(
   props: Record<string, string | null> | null | undefined,
 ): Record<string, string> | undefined {
   if (!props) return undefined;
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(props)) out[k] = v ?? "";
-  return Object.keys(out).length > 0 ? out : undefined;
+  // fromEntries, not assignment: a "__proto__" property stays an ordinary key.
+  const entries = Object.entries(props);
+  return entries.length > 0 ? Object.fromEntries(entries.map(([k, v]) => [k, v ?? ""])) : undefined;
 }
 
 function bodyBytes(body: unknown): Uint8Array | undefined {

@@ -10,6 +10,7 @@ import { FilterJSON } from "./admin-service.js";
 import { decodeBase64, encodeBase64 } from "./base64.js";
 import { WireMessage } from "./message.js";
 import { bool, int, str } from "./primitives.js";
+import { stringMap } from "./string-map.js";
 
 // `mqlite.v1.TopicService` (our extension): job topics (task and log subscriptions, the topic log,
 // declared topics, per-message leases). Same conventions as the original's services.
@@ -90,7 +91,7 @@ export const TopicMessageJSON = z
     correlation_id: z.string().optional(),
     content_type: z.string().optional(),
     subject: z.string().optional(),
-    properties: z.record(z.string(), z.string()).optional(),
+    properties: stringMap().optional(),
     enqueued_at_ms: z.int(),
     expires_at_ms: z.int().optional(),
     attempts: z.int().optional(),

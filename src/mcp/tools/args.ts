@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { stringMap } from "../../wire/string-map.js";
 
 // Argument schemas shared by the tools. Names are the wire's (snake_case).
 
@@ -30,7 +31,7 @@ export const messageFields = {
   reply_to: z.string().optional().describe("Where replies should be sent."),
   subject: z.string().optional().describe("Dotted label filters can match, e.g. orders.eu.created."),
   content_type: z.string().optional().describe("Content type, e.g. application/json."),
-  properties: z.record(z.string(), z.string()).optional().describe("String-valued application properties."),
+  properties: stringMap().optional().describe("String-valued application properties."),
 };
 
 /** The message states peek can select. */

@@ -75,6 +75,23 @@ cases((factory) => {
       assert.deepEqual(peeked?.properties, m.properties);
     });
 
+    it("10.x property names that are Object.prototype's own (__proto__, constructor) are ordinary keys", async () => {
+      // JSON.parse makes "__proto__" an own key; an object literal needs a computed name for it.
+      const properties: Record<string, string> = JSON.parse(
+        '{"__proto__":"p","constructor":"c","toString":"t","hasOwnProperty":"h"}',
+      );
+      await s.broker.subscribe("t", "sub", { filter: 'properties["__proto__"] == "p"' });
+      const [seq] = await s.broker.send("q", { body: "x", properties });
+      assert.ok(seq! > 0);
+      const m = await receiveOne(s.broker, "q");
+      assert.deepEqual(Object.entries(m.properties ?? {}), Object.entries(properties));
+      assert.equal(Object.getPrototypeOf(m.properties), Object.prototype);
+      const [copy] = await s.broker.send("t", { body: "x", properties });
+      assert.ok(copy! > 0, "the filter saw the __proto__ property");
+      const [peeked] = await s.broker.peek("sub");
+      assert.deepEqual(Object.entries(peeked?.properties ?? {}), Object.entries(properties));
+    });
+
     it("10.x a string body is stored as its UTF-8 bytes", async () => {
       await s.broker.send("q", { body: "héllo ✓" });
       const [m] = await s.broker.peek("q");
