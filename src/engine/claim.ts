@@ -80,7 +80,11 @@ export class Claimer {
   private readonly claimGroupedGated;
   private readonly claimStrictGated;
 
-  constructor(db: SqliteDatabase) {
+  /** `leased`: told the earliest lease end of every claim (the reaper arms for it). */
+  constructor(
+    db: SqliteDatabase,
+    private readonly leased: (lockedUntil: number) => void = () => {},
+  ) {
     this.claimGrouped = db.prepare(CLAIM_SQL.grouped);
     this.claimStrict = db.prepare(CLAIM_SQL.strict);
     this.claimGroupedGated = db.prepare(claimSql(groupRule, true));
@@ -146,6 +150,7 @@ export class Claimer {
       // Properties count too: a row written before their limit may carry megabytes of them.
       bytes += row.body.length + (row.properties?.length ?? 0);
     }
+    this.reportLeases(out);
     if (attemptId && out.length > 0) {
       const ttl = Math.max(queue.lock_duration_ms, ATTEMPT_MIN_TTL_MS);
       this.saveAttempt.run(queue.name, attemptId, encodeMessages(out), now, now + ttl);
@@ -163,6 +168,15 @@ export class Claimer {
         | undefined;
       if (row) out.push(deliveredMessage(row));
     }
+    this.reportLeases(out);
     return out;
+  }
+
+  private reportLeases(claimed: readonly Message[]): void {
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const m of claimed) {
+      if (m.lockToken && m.lockedUntil !== undefined && m.lockedUntil < earliest) earliest = m.lockedUntil;
+    }
+    if (earliest !== Number.POSITIVE_INFINITY) this.leased(earliest);
   }
 }

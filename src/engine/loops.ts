@@ -7,12 +7,15 @@ export type MaintenanceStep = "reap" | "schedule" | "expire" | "janitor" | "rete
 export interface LoopsDeps {
   clock: Clock;
   run(step: MaintenanceStep): Promise<MaintenanceResult>;
+  /** The earliest scheduled delivery time, if any. */
   nextScheduled(): number | undefined;
+  /** The earliest lease end, if any (without it the reaper runs every period only). */
+  nextLeaseEnd?: () => number | undefined;
   reclaim?: () => void;
   logger: Logger;
 }
 
-/** Periods of the background loops (ms). */
+/** Periods of the background loops (ms): the longest each waits between runs. */
 export const LOOP_PERIODS = {
   reap: 1000,
   schedule: 1000,
@@ -22,26 +25,79 @@ export const LOOP_PERIODS = {
   reclaim: 60_000,
 } as const;
 
-/** The shortest wait the scheduler arms for (a burst of due rows is taken in one pass). */
-const MIN_SCHEDULER_DELAY_MS = 2;
+/** The shortest wait a timed step arms for (a burst of due rows is taken in one pass). */
+const MIN_ARMED_DELAY_MS = 2;
 
 /**
- * The background loops. The scheduler does not just tick every second: it re-arms itself for the
- * earliest scheduled delivery (backoffs, delayed jobs), so a short delay is honoured promptly.
+ * A step that runs at least every `period` ms and, when armed for a time, no later than that
+ * time; after each run it re-arms for the next time its rows fall due.
+ */
+class TimedStep {
+  private timer: NodeJS.Timeout | undefined;
+  private at = Number.POSITIVE_INFINITY;
+
+  constructor(
+    private readonly loops: { readonly running: boolean; tick(step: MaintenanceStep): Promise<boolean> },
+    private readonly step: MaintenanceStep,
+    private readonly clock: Clock,
+    private readonly nextDue: () => number | undefined,
+  ) {}
+
+  arm(at: number): void {
+    if (!this.loops.running) return;
+    const now = this.clock.now();
+    const when = Math.min(at, now + LOOP_PERIODS[this.step as "reap" | "schedule"]);
+    if (this.timer && when >= this.at) return;
+    clearTimeout(this.timer);
+    this.at = when;
+    this.timer = setTimeout(() => void this.fire(), Math.max(MIN_ARMED_DELAY_MS, when - now));
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.at = Number.POSITIVE_INFINITY;
+  }
+
+  private async fire(): Promise<void> {
+    this.timer = undefined;
+    this.at = Number.POSITIVE_INFINITY;
+    const ok = await this.loops.tick(this.step);
+    if (!this.loops.running) return;
+    // A failing step waits its period: re-arming for a row it could not move would spin.
+    if (!ok) return this.arm(Number.POSITIVE_INFINITY);
+    let next: number | undefined;
+    try {
+      next = this.nextDue();
+    } catch {
+      next = undefined;
+    }
+    this.arm(next ?? Number.POSITIVE_INFINITY);
+  }
+}
+
+/**
+ * The background loops. The scheduler and the reaper do not just tick every second: each re-arms
+ * itself for its earliest due row (a delayed job, a backoff; a lease's end), so a short delay is
+ * honoured promptly and a lapsed lock returns its message as it lapses.
  */
 export class Loops {
   private readonly timers: NodeJS.Timeout[] = [];
-  private schedulerTimer: NodeJS.Timeout | undefined;
-  private schedulerAt = Number.POSITIVE_INFINITY;
-  private running = false;
+  private readonly scheduler: TimedStep;
+  private readonly reaper: TimedStep;
+  running = false;
   private readonly busy = new Set<MaintenanceStep>();
 
-  constructor(private readonly deps: LoopsDeps) {}
+  constructor(private readonly deps: LoopsDeps) {
+    this.scheduler = new TimedStep(this, "schedule", deps.clock, () => deps.nextScheduled());
+    this.reaper = new TimedStep(this, "reap", deps.clock, () => deps.nextLeaseEnd?.());
+  }
 
   start(): void {
     if (this.running) return;
     this.running = true;
-    for (const step of ["reap", "expire", "janitor", "retention"] as const) {
+    for (const step of ["expire", "janitor", "retention"] as const) {
       const t = setInterval(() => void this.tick(step), LOOP_PERIODS[step]);
       t.unref();
       this.timers.push(t);
@@ -52,52 +108,38 @@ export class Loops {
       t.unref();
       this.timers.push(t);
     }
-    this.armScheduler(this.deps.clock.now());
+    const now = this.deps.clock.now();
+    this.scheduler.arm(now);
+    this.reaper.arm(now + LOOP_PERIODS.reap);
   }
 
   stop(): void {
     this.running = false;
     for (const t of this.timers.splice(0)) clearInterval(t);
-    clearTimeout(this.schedulerTimer);
-    this.schedulerTimer = undefined;
+    this.scheduler.stop();
+    this.reaper.stop();
   }
 
   /** Makes the scheduler run no later than `at` (epoch ms), and at least every second. */
   armScheduler(at: number): void {
-    if (!this.running) return;
-    const now = this.deps.clock.now();
-    const when = Math.min(at, now + LOOP_PERIODS.schedule);
-    if (this.schedulerTimer && when >= this.schedulerAt) return;
-    clearTimeout(this.schedulerTimer);
-    this.schedulerAt = when;
-    this.schedulerTimer = setTimeout(
-      () => void this.runScheduler(),
-      Math.max(MIN_SCHEDULER_DELAY_MS, when - now),
-    );
-    this.schedulerTimer.unref();
+    this.scheduler.arm(at);
   }
 
-  private async runScheduler(): Promise<void> {
-    this.schedulerTimer = undefined;
-    this.schedulerAt = Number.POSITIVE_INFINITY;
-    await this.tick("schedule");
-    if (!this.running) return;
-    let next: number | undefined;
-    try {
-      next = this.deps.nextScheduled();
-    } catch {
-      next = undefined;
-    }
-    this.armScheduler(next ?? Number.POSITIVE_INFINITY);
+  /** Makes the reaper run no later than `at` (a lease's end), and at least every second. */
+  armReaper(at: number): void {
+    this.reaper.arm(at);
   }
 
-  private async tick(step: MaintenanceStep): Promise<void> {
-    if (this.busy.has(step)) return;
+  /** Runs one step unless it is running already; false when it failed. */
+  async tick(step: MaintenanceStep): Promise<boolean> {
+    if (this.busy.has(step)) return true;
     this.busy.add(step);
     try {
       await this.deps.run(step);
+      return true;
     } catch (err) {
       if (this.running) this.deps.logger.warn({ step, err: String(err) }, "background step failed");
+      return false;
     } finally {
       this.busy.delete(step);
     }

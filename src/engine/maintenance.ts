@@ -43,6 +43,7 @@ export class Maintenance {
   private readonly reapLeases;
   private readonly activateDue;
   private readonly nextDue;
+  private readonly nextLease;
   private readonly expireToDlq;
   private readonly expireDelete;
   private readonly maxDedupWindow;
@@ -68,6 +69,7 @@ export class Maintenance {
       "UPDATE messages SET state = 'active' WHERE state = 'scheduled' AND visible_at <= ? RETURNING queue",
     );
     this.nextDue = db.prepare("SELECT min(visible_at) AS due FROM messages WHERE state = 'scheduled'");
+    this.nextLease = db.prepare("SELECT min(locked_until) AS at FROM messages WHERE state = 'locked'");
     const expired =
       "expires_at > 0 AND expires_at <= @now AND state <> 'dead_lettered' AND state <> 'completed' AND state <> 'cancelled'";
     // Pinned to the expiry index: by the queue's index SQLite would read every row of those queues.
@@ -107,6 +109,11 @@ export class Maintenance {
   /** The earliest scheduled delivery time, if any (the scheduler's next wake-up). */
   nextScheduled(): number | undefined {
     return (this.nextDue.get() as { due: number | null }).due ?? undefined;
+  }
+
+  /** The earliest lease end, if any message is locked (the reaper's next wake-up). */
+  nextLeaseEnd(): number | undefined {
+    return (this.nextLease.get() as { at: number | null }).at ?? undefined;
   }
 
   /** TTL sweep: expired live rows → DLQ (`TTLExpired`) or deleted, per queue. */

@@ -211,7 +211,7 @@ export class SqliteBroker implements Broker {
     );
     this.topicLog = new TopicLog(this.db);
     this.inserter = new MessageInserter(this.db);
-    this.claimer = new Claimer(this.db);
+    this.claimer = new Claimer(this.db, (at) => this.loops.armReaper(at));
     this.settler = new Settler(this.db);
     this.maintenance = new Maintenance(this.db);
     this.writer = new Writer(this.db, () => this.checkExternalChange());
@@ -258,6 +258,7 @@ export class SqliteBroker implements Broker {
       clock: this.clock,
       run: (step) => this.runMaintenanceStep(step),
       nextScheduled: () => this.maintenance.nextScheduled(),
+      nextLeaseEnd: () => this.maintenance.nextLeaseEnd(),
       reclaim: isMemoryPath(path) ? undefined : () => this.maintenance.reclaim(),
       logger: this.logger,
     });

@@ -55,6 +55,13 @@ interface Tracked {
   heldInRound?: number;
   /** The last round in which it was received. */
   receivedInRound?: number;
+  /** What happened to it, for a failure's message. */
+  events?: string[];
+}
+
+function record(t: Tracked, event: string): void {
+  t.events ??= [];
+  t.events.push(event);
 }
 
 /** A job (enqueued, or a task subscription's delivery of a publish). */
@@ -177,6 +184,7 @@ export async function runCrashLoop(options: CrashLoopOptions): Promise<CrashLoop
         if (t.done === "acked")
           fail(`completed message reappeared: ${queue} ${m.messageId} (seq ${m.seqNumber})`);
         t.receivedInRound = round;
+        record(t, `r${round} received seq ${m.seqNumber} delivery ${m.deliveryCount}`);
         const roll = Math.random();
         if (roll < 0.65) {
           t.completing = true;
@@ -191,11 +199,13 @@ export async function runCrashLoop(options: CrashLoopOptions): Promise<CrashLoop
             }
           });
           t.completing = false;
+          record(t, `complete: ${ok ?? "no answer"}`);
           if (ok === "ok") {
             t.done = "acked";
             acknowledgedCompletes++;
           } else if (ok === undefined && t.done === undefined) t.done = "unknown";
         } else if (roll < 0.8) {
+          record(t, "abandon");
           await attempt(`abandon ${queue}`, () =>
             client.abandon(queue, m.seqNumber, m.lockToken!).catch((err) => {
               if ((err as { code?: string }).code !== "lock_lost") throw err;
@@ -203,6 +213,7 @@ export async function runCrashLoop(options: CrashLoopOptions): Promise<CrashLoop
           );
         } else {
           t.heldInRound = round; // left locked: in flight if the server dies now
+          record(t, "held");
         }
       }
     }
@@ -255,6 +266,22 @@ export async function runCrashLoop(options: CrashLoopOptions): Promise<CrashLoop
         state: string;
       }[];
       return new Map(rows.map((r) => [r.id, r.state]));
+    } finally {
+      raw.close();
+    }
+  };
+
+  /** How a tracked message stands in the file, for a failure's message. */
+  const storedRow = (key: string): string => {
+    const [queue, id] = key.split("\u0000");
+    const raw = new Database(db, { readonly: true });
+    try {
+      const row = raw
+        .prepare(
+          "SELECT id, state, locked_until, delivery_count, visible_at FROM messages WHERE queue = ? AND message_id = ?",
+        )
+        .get(queue, id);
+      return row ? `stored ${JSON.stringify(row)} at ${Date.now()}` : "not stored";
     } finally {
       raw.close();
     }
@@ -390,6 +417,7 @@ export async function runCrashLoop(options: CrashLoopOptions): Promise<CrashLoop
         );
         got.forEach((m, i) => {
           const t = messages.get(keyOf(queue, m.messageId ?? ""));
+          if (t) record(t, `drain received delivery ${m.deliveryCount}: ${JSON.stringify(results[i])}`);
           if (!t) fail(`drained a message nobody sent: ${queue} ${m.messageId}`);
           else if (t.done === "acked")
             fail(`completed message reappeared at the drain: ${queue} ${m.messageId}`);
@@ -398,9 +426,14 @@ export async function runCrashLoop(options: CrashLoopOptions): Promise<CrashLoop
       }
     }
     for (const [key, t] of messages) {
-      if (t.acked && t.done === undefined) fail(`acknowledged ${key.replace("\u0000", "/")} never came back`);
+      if (t.acked && t.done === undefined)
+        fail(
+          `acknowledged ${key.replace("\u0000", "/")} never came back (${storedRow(key)}; ${t.events?.join(", ")})`,
+        );
       if (t.heldInRound !== undefined && t.done === undefined)
-        fail(`held ${key.replace("\u0000", "/")} was never redelivered`);
+        fail(
+          `held ${key.replace("\u0000", "/")} was never redelivered (${storedRow(key)}; ${t.events?.join(", ")})`,
+        );
     }
 
     // Every acknowledged job runs and ends completed.
