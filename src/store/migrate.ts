@@ -46,7 +46,8 @@ export function migrate(db: SqliteDatabase, now: number): void {
           "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT",
         );
       }
-      db.exec(migration.sql);
+      if (migration.apply) migration.apply(db);
+      else db.exec(migration.sql);
       db.prepare("INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)").run(
         migration.version,
         migration.name,

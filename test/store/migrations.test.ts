@@ -1,0 +1,106 @@
+import assert from "node:assert/strict";
+import { after, describe, it } from "node:test";
+import Database from "better-sqlite3";
+import { NotMqliteDatabaseError } from "../../src/contract/errors.js";
+import { silentLogger } from "../../src/engine/logger.js";
+import { openBroker } from "../../src/engine/open.js";
+import { migrations } from "../../src/store/migrations/index.js";
+import { tempDir } from "../support/temp.js";
+
+const quiet = { background: false, logger: silentLogger } as const;
+
+/** A file at schema `version`, as a build of that version left it, with one message stored. */
+function fileAtVersion(path: string, version: number): void {
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.exec(
+    "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT",
+  );
+  for (const m of migrations.filter((m) => m.version <= version)) {
+    if (m.apply) m.apply(db);
+    else db.exec(m.sql);
+    db.prepare("INSERT INTO schema_version VALUES (?, ?, 0)").run(m.version, m.name);
+  }
+  db.prepare("INSERT INTO queues (name, created_at, updated_at) VALUES ('q', 0, 0)").run();
+  db.prepare(
+    "INSERT INTO messages (queue, state, enqueued_at, body) VALUES ('q', 'active', 0, x'6869')",
+  ).run();
+  db.close();
+}
+
+const messagesSql = (db: Database.Database) =>
+  (
+    db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'messages'").get() as {
+      sql: string;
+    }
+  ).sql;
+
+describe("store: migrations", () => {
+  const tmp = tempDir();
+  after(() => tmp.cleanup());
+
+  it("4 (state_check): the state CHECK becomes a chain of equalities; rows, indexes and the rule stay", async () => {
+    const path = tmp.file("v3.db");
+    fileAtVersion(path, 3);
+    // A connection that read the old schema sees the new one once the migration committed.
+    const other = new Database(path);
+    assert.match(messagesSql(other), /CHECK \(state IN \(/);
+    const indexesBefore = other
+      .prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'index' ORDER BY name")
+      .all();
+
+    const broker = await openBroker(path, quiet);
+    const [m] = await broker.receive("q");
+    assert.equal(m?.body.toString(), "hi");
+    await broker.complete("q", m!.seqNumber, m!.lockToken!);
+    await broker.send("q", { body: "after" });
+    await broker.close();
+
+    const sql = messagesSql(other);
+    assert.doesNotMatch(sql, /state IN \(/);
+    assert.match(sql, /CHECK \(state = 'active' OR state = 'locked' OR .* OR state = 'dead_lettered'\)/);
+    assert.deepEqual(
+      other.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'index' ORDER BY name").all(),
+      indexesBefore,
+    );
+    assert.throws(
+      () => other.prepare("UPDATE messages SET state = 'bogus'").run(),
+      /CHECK constraint failed/,
+    );
+    assert.equal(other.pragma("integrity_check", { simple: true }), "ok");
+    assert.deepEqual(other.prepare("SELECT version, name FROM schema_version WHERE version = 4").get(), {
+      version: 4,
+      name: "state_check",
+    });
+    other.close();
+  });
+
+  it("4 (state_check): a file whose state CHECK is not the expected one is refused and left as it was", async () => {
+    const path = tmp.file("odd.db");
+    fileAtVersion(path, 3);
+    const db = new Database(path);
+    // A hand-edited schema: the migration must not guess.
+    db.unsafeMode(true);
+    const version = db.pragma("schema_version", { simple: true }) as number;
+    db.pragma("writable_schema = ON");
+    db.prepare(
+      "UPDATE sqlite_schema SET sql = replace(sql, 'CHECK (state IN (', 'CHECK (state  IN (') WHERE name = 'messages'",
+    ).run();
+    db.pragma(`schema_version = ${version + 1}`);
+    db.pragma("writable_schema = OFF");
+    db.unsafeMode(false);
+    const before = messagesSql(db);
+    db.close();
+
+    await assert.rejects(openBroker(path, quiet), (err: unknown) => {
+      assert.ok(err instanceof NotMqliteDatabaseError);
+      assert.equal(err.code, "not_mqlite_database");
+      assert.match(err.message, /migration 4/);
+      return true;
+    });
+    const after = new Database(path, { readonly: true });
+    assert.equal(messagesSql(after), before);
+    assert.equal((after.prepare("SELECT max(version) AS v FROM schema_version").get() as { v: number }).v, 3);
+    after.close();
+  });
+});
