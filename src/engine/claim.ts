@@ -49,12 +49,19 @@ const LEASE = "CASE WHEN lock_duration_ms > 0 THEN @now + lock_duration_ms ELSE 
 const notExcluded = "(m.subject IS NULL OR m.subject NOT IN (SELECT value FROM json_each(@exclude)))";
 
 function claimSql(rule: string, gated = false): string {
+  const where = `${claimable} AND ${rule}${gated ? ` AND ${notExcluded}` : ""}`;
+  // The best prioritized row (small partial index), else the first priority-0 row in sequence
+  // order (the per-queue state index): together, ORDER BY priority DESC, id.
   return `
     UPDATE messages SET state = 'locked', locked_until = ${LEASE}, lock_token = @token,
       delivery_count = delivery_count + 1, delivered_at = @now
-    WHERE id = (SELECT m.id FROM messages m INDEXED BY idx_msg_claim
-                WHERE ${claimable} AND ${rule}${gated ? ` AND ${notExcluded}` : ""}
-                ORDER BY m.priority DESC, m.id LIMIT 1)
+    WHERE id = (
+      SELECT id FROM (SELECT m.id FROM messages m INDEXED BY idx_msg_claim_priority
+                      WHERE m.priority > 0 AND ${where} ORDER BY m.priority DESC, m.id LIMIT 1)
+      UNION ALL
+      SELECT id FROM (SELECT m.id FROM messages m INDEXED BY idx_msg_queue_state
+                      WHERE m.priority <= 0 AND ${where} ORDER BY m.id LIMIT 1)
+      LIMIT 1)
     RETURNING ${DELIVERY_COLUMNS}`;
 }
 

@@ -2,11 +2,12 @@ import { initial } from "./0001_initial.js";
 import { jobs } from "./0002_jobs.js";
 import { jobTopics } from "./0003_job_topics.js";
 import { stateCheck } from "./0004_state_check.js";
+import { priorityClaimIndex } from "./0005_priority_claim_index.js";
 import type { Migration } from "./migration.js";
 
 export type { Migration } from "./migration.js";
 
 /** Every migration, in order. The last one's version is the schema version this build writes. */
-export const migrations: readonly Migration[] = [initial, jobs, jobTopics, stateCheck];
+export const migrations: readonly Migration[] = [initial, jobs, jobTopics, stateCheck, priorityClaimIndex];
 
 export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1]!.version;
