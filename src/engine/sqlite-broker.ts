@@ -80,7 +80,7 @@ import {
   taskDelivery,
 } from "./fanout.js";
 import { compileFilter, filterMessage, testFilter } from "./filters.js";
-import { MessageInserter } from "./insert.js";
+import { type InsertTiming, MessageInserter } from "./insert.js";
 import { Locks } from "./locks.js";
 import { type Logger, stderrLogger } from "./logger.js";
 import { Loops } from "./loops.js";
@@ -147,6 +147,12 @@ interface SendOutcome {
   /** Per message: what a publish to a topic made of it. */
   published: PublishResult[];
 }
+
+/** A single-message send whose id was seen with another body within the dedup window. */
+const dedupConflict = () =>
+  new AlreadyExistsError(
+    "mqlite: a message with this id and a different body was sent within the dedup window",
+  );
 
 /**
  * The embedded engine: the `Broker` contract over one SQLite file, plus what only an in-process
@@ -470,7 +476,7 @@ export class SqliteBroker implements Broker {
     };
     const timing = { now, visibleAt, ttlMs };
     const isTopic = targets !== undefined || declared !== undefined;
-    if (!isTopic && !this.queues.get(name)) throw new NotFoundError("mqlite: queue not found");
+    if (!isTopic) return this.sendToQueue(name, messages, timing, out);
     for (const m of messages) {
       const at = m.delayMs > 0 ? { ...timing, visibleAt: Math.max(visibleAt, now + m.delayMs) } : timing;
       let slot = 0;
@@ -527,13 +533,42 @@ export class SqliteBroker implements Broker {
         }
       }
       if (single && conflict && slot === 0) {
-        throw new AlreadyExistsError(
-          "mqlite: a message with this id and a different body was sent within the dedup window",
-        );
+        throw dedupConflict();
       }
       out.seqs.push(slot);
       if (targets) byCreation(result.deliveries, targets);
       out.published.push(result);
+    }
+    return out;
+  }
+
+  /** A send to a plain queue: the per-message work of a send, without fan-out's bookkeeping. */
+  private sendToQueue(
+    name: string,
+    messages: PreparedMessage[],
+    timing: InsertTiming,
+    out: SendOutcome,
+  ): SendOutcome {
+    const q = this.queues.get(name);
+    if (!q) throw new NotFoundError("mqlite: queue not found");
+    for (const m of messages) {
+      const at =
+        m.delayMs > 0 ? { ...timing, visibleAt: Math.max(timing.visibleAt, timing.now + m.delayMs) } : timing;
+      const r = this.inserter.insert(q, m, at);
+      if (r.kind === "conflict") {
+        if (messages.length === 1) {
+          throw dedupConflict();
+        }
+        out.seqs.push(0);
+      } else {
+        out.seqs.push(r.seq);
+        if (r.kind === "inserted") {
+          out.stored.set(name, (out.stored.get(name) ?? 0) + 1);
+          if (r.state === "active") out.activated.add(name);
+          else out.scheduledFor.push(r.visibleAt);
+        }
+      }
+      out.published.push({ deliveries: [] });
     }
     return out;
   }
