@@ -50,17 +50,22 @@ const notExcluded = "(m.subject IS NULL OR m.subject NOT IN (SELECT value FROM j
 
 function claimSql(rule: string, gated = false): string {
   const where = `${claimable} AND ${rule}${gated ? ` AND ${notExcluded}` : ""}`;
-  // The best prioritized row (small partial index), else the first priority-0 row in sequence
-  // order (the per-queue state index): together, ORDER BY priority DESC, id.
+  const prioritized = (sign: string) =>
+    `SELECT id FROM (SELECT m.id FROM messages m INDEXED BY idx_msg_claim_priority
+                     WHERE m.priority ${sign} 0 AND m.priority <> 0 AND ${where} ORDER BY m.priority DESC, m.id LIMIT 1)`;
+  // ORDER BY priority DESC, id in three arms: the best row of a positive priority (the small
+  // partial index), else the first priority-0 row in sequence order (the per-queue state index),
+  // else the best row of a negative priority.
   return `
     UPDATE messages SET state = 'locked', locked_until = ${LEASE}, lock_token = @token,
       delivery_count = delivery_count + 1, delivered_at = @now
     WHERE id = (
-      SELECT id FROM (SELECT m.id FROM messages m INDEXED BY idx_msg_claim_priority
-                      WHERE m.priority > 0 AND ${where} ORDER BY m.priority DESC, m.id LIMIT 1)
+      ${prioritized(">")}
       UNION ALL
       SELECT id FROM (SELECT m.id FROM messages m INDEXED BY idx_msg_queue_state
-                      WHERE m.priority <= 0 AND ${where} ORDER BY m.id LIMIT 1)
+                      WHERE m.priority = 0 AND ${where} ORDER BY m.id LIMIT 1)
+      UNION ALL
+      ${prioritized("<")}
       LIMIT 1)
     RETURNING ${DELIVERY_COLUMNS}`;
 }

@@ -18,6 +18,7 @@ cases((factory) => {
 
     it("P.1 a higher priority is claimed first; equal priorities in sequence order", async () => {
       await s.broker.send("q", [
+        { body: "below", priority: -1 },
         { body: "low" },
         { body: "high-1", priority: 5 },
         { body: "default", priority: 0 },
@@ -26,10 +27,10 @@ cases((factory) => {
         { body: "top", priority: 9 },
       ]);
       const got = await s.broker.receive("q", { maxMessages: 10 });
-      assert.deepEqual(bodies(got), ["top", "high-1", "high-2", "low", "default", "negative"]);
+      assert.deepEqual(bodies(got), ["top", "high-1", "high-2", "low", "default", "below", "negative"]);
       assert.deepEqual(
         got.map((m) => m.priority),
-        [9, 5, 5, undefined, undefined, -3],
+        [9, 5, 5, undefined, undefined, -1, -3],
         "the claim priority is reported when not 0",
       );
     });
