@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { Statement } from "better-sqlite3";
 import { GroupRequiredError } from "../contract/errors.js";
 import type { SqliteDatabase } from "../store/database.js";
 import type { PreparedMessage } from "./outgoing.js";
@@ -18,6 +19,23 @@ export interface InsertTiming {
   ttlMs: number;
 }
 
+const COLUMNS = `queue, state, priority, visible_at, enqueued_at, expires_at, message_id, correlation_id,
+  reply_to, group_id, content_type, subject, properties, body, max_deliveries, lock_duration_ms, unique_key,
+  topic, subscription`;
+const ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
+/**
+ * Rows per multi-row INSERT (19 values each). One statement per row costs a third of a batch's
+ * time in calls into SQLite; 64 rows per statement take that back.
+ */
+const ROWS_PER_STATEMENT = 64;
+
+/** Where a message was routed from: the topic and task subscription of a job delivery. */
+export interface Origin {
+  topic: string;
+  subscription: string;
+}
+
 function sha256(body: Buffer): string {
   return createHash("sha256").update(body).digest("hex");
 }
@@ -31,14 +49,12 @@ export class MessageInserter {
   private readonly findDedup;
   private readonly upsertDedup;
   private readonly findLive;
+  /** Multi-row INSERTs by row count, prepared on first use. */
+  private readonly insertRows = new Map<number, Statement>();
 
-  constructor(db: SqliteDatabase) {
+  constructor(private readonly db: SqliteDatabase) {
     // Positional parameters: binding 19 named ones costs a fifth of a batch insert's time.
-    this.insertRow = db.prepare(`
-      INSERT INTO messages (queue, state, priority, visible_at, enqueued_at, expires_at, message_id, correlation_id,
-        reply_to, group_id, content_type, subject, properties, body, max_deliveries, lock_duration_ms, unique_key,
-        topic, subscription)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.insertRow = db.prepare(`INSERT INTO messages (${COLUMNS}) VALUES ${ROW}`);
     this.findLive = db.prepare(`
       SELECT id FROM messages INDEXED BY idx_msg_unique_key
       WHERE queue = ? AND unique_key = ? AND unique_key IS NOT NULL AND state IN ('active', 'locked', 'deferred', 'scheduled')`);
@@ -52,12 +68,7 @@ export class MessageInserter {
   }
 
   /** `origin`: the topic and task subscription a job delivery was routed through. */
-  insert(
-    queue: QueueRow,
-    m: PreparedMessage,
-    t: InsertTiming,
-    origin?: { topic: string; subscription: string },
-  ): InsertOutcome {
+  insert(queue: QueueRow, m: PreparedMessage, t: InsertTiming, origin?: Origin): InsertOutcome {
     if (queue.ordering_mode === "group_fifo" && m.groupId === null) throw new GroupRequiredError();
     if (m.uniqueKey !== null) {
       // A live message holds its key: the send answers with it (like a dedup hit).
@@ -78,36 +89,91 @@ export class MessageInserter {
           : { kind: "conflict" };
       }
     }
-    let ttl = t.ttlMs;
-    if (queue.default_ttl_ms > 0 && (ttl <= 0 || ttl > queue.default_ttl_ms)) ttl = queue.default_ttl_ms;
-    const state = t.visibleAt > t.now ? "scheduled" : "active";
-    const seq = Number(
-      this.insertRow.run(
-        queue.name,
-        state,
-        // strict_fifo delivers in sequence order only: priority would break it, so it is not stored.
-        queue.ordering_mode === "strict_fifo" ? 0 : m.priority,
-        t.visibleAt,
-        t.now,
-        ttl > 0 ? t.visibleAt + ttl : 0,
-        m.messageId,
-        m.correlationId,
-        m.replyTo,
-        m.groupId,
-        m.contentType,
-        m.subject,
-        m.propertiesJson,
-        m.body,
-        m.maxDeliveries,
-        m.lockDurationMs,
-        m.uniqueKey,
-        origin?.topic ?? null,
-        origin?.subscription ?? null,
-      ).lastInsertRowid,
-    );
+    const values: unknown[] = [];
+    const state = pushRow(values, queue, m, t, origin);
+    const seq = Number(this.insertRow.run(values).lastInsertRowid);
     if (dedupKey !== undefined && hash !== undefined) {
       this.upsertDedup.run(queue.name, dedupKey, hash, seq, t.now);
     }
     return { kind: "inserted", seq, state, visibleAt: t.visibleAt };
   }
+
+  /**
+   * Inserts many messages into one queue with multi-row INSERTs, when no message needs a per-row
+   * check first (no dedup window, no unique key, every group given where the queue requires one).
+   * Undefined when one does: insert them one by one then.
+   */
+  insertMany(queue: QueueRow, messages: PreparedMessage[], timing: (m: PreparedMessage) => InsertTiming) {
+    if (queue.dedup_window_ms > 0) return undefined;
+    const grouped = queue.ordering_mode === "group_fifo";
+    for (const m of messages) if (m.uniqueKey !== null || (grouped && m.groupId === null)) return undefined;
+    const out: InsertOutcome[] = [];
+    for (let from = 0; from < messages.length; from += ROWS_PER_STATEMENT) {
+      const chunk = messages.slice(from, from + ROWS_PER_STATEMENT);
+      const values: unknown[] = [];
+      const rows = chunk.map((m) => {
+        const t = timing(m);
+        return { state: pushRow(values, queue, m, t, undefined), visibleAt: t.visibleAt };
+      });
+      const last = Number(this.rowsStatement(chunk.length).run(values).lastInsertRowid);
+      // One statement's rows take consecutive ids (AUTOINCREMENT, under the write lock).
+      rows.forEach((r, i) => {
+        out.push({
+          kind: "inserted",
+          seq: last - chunk.length + 1 + i,
+          state: r.state,
+          visibleAt: r.visibleAt,
+        });
+      });
+    }
+    return out;
+  }
+
+  private rowsStatement(rows: number): Statement {
+    let stmt = this.insertRows.get(rows);
+    if (!stmt) {
+      stmt = this.db.prepare(`INSERT INTO messages (${COLUMNS}) VALUES ${Array(rows).fill(ROW).join(", ")}`);
+      this.insertRows.set(rows, stmt);
+    }
+    return stmt;
+  }
+}
+
+/**
+ * Appends one row's 19 values (in COLUMNS order) for a message sent to `queue`; returns its state.
+ * The TTL is anchored at the delivery time and capped by the queue's default.
+ */
+function pushRow(
+  values: unknown[],
+  queue: QueueRow,
+  m: PreparedMessage,
+  t: InsertTiming,
+  origin: Origin | undefined,
+): "active" | "scheduled" {
+  let ttl = t.ttlMs;
+  if (queue.default_ttl_ms > 0 && (ttl <= 0 || ttl > queue.default_ttl_ms)) ttl = queue.default_ttl_ms;
+  const state = t.visibleAt > t.now ? "scheduled" : "active";
+  values.push(
+    queue.name,
+    state,
+    // strict_fifo delivers in sequence order only: priority would break it, so it is not stored.
+    queue.ordering_mode === "strict_fifo" ? 0 : m.priority,
+    t.visibleAt,
+    t.now,
+    ttl > 0 ? t.visibleAt + ttl : 0,
+    m.messageId,
+    m.correlationId,
+    m.replyTo,
+    m.groupId,
+    m.contentType,
+    m.subject,
+    m.propertiesJson,
+    m.body,
+    m.maxDeliveries,
+    m.lockDurationMs,
+    m.uniqueKey,
+    origin?.topic ?? null,
+    origin?.subscription ?? null,
+  );
+  return state;
 }

@@ -551,14 +551,13 @@ export class SqliteBroker implements Broker {
   ): SendOutcome {
     const q = this.queues.get(name);
     if (!q) throw new NotFoundError("mqlite: queue not found");
-    for (const m of messages) {
-      const at =
-        m.delayMs > 0 ? { ...timing, visibleAt: Math.max(timing.visibleAt, timing.now + m.delayMs) } : timing;
-      const r = this.inserter.insert(q, m, at);
+    const at = (m: PreparedMessage): InsertTiming =>
+      m.delayMs > 0 ? { ...timing, visibleAt: Math.max(timing.visibleAt, timing.now + m.delayMs) } : timing;
+    const many = messages.length > 1 ? this.inserter.insertMany(q, messages, at) : undefined;
+    for (let i = 0; i < messages.length; i++) {
+      const r = many ? many[i]! : this.inserter.insert(q, messages[i]!, at(messages[i]!));
       if (r.kind === "conflict") {
-        if (messages.length === 1) {
-          throw dedupConflict();
-        }
+        if (messages.length === 1) throw dedupConflict();
         out.seqs.push(0);
       } else {
         out.seqs.push(r.seq);
