@@ -16,16 +16,23 @@ export interface WriteContext {
   afterRollback(fn: () => void): void;
 }
 
-/** The hooks one transaction collects from its writes. */
-class Hooks {
+/** The hooks one transaction (or one write of it) collects: it is the writes' context itself. */
+class Hooks implements WriteContext {
   readonly after: (() => void)[] = [];
   readonly before: ((ctx: WriteContext) => void)[] = [];
   readonly rolledBack: (() => void)[] = [];
-  readonly ctx: WriteContext = {
-    afterCommit: (f) => this.after.push(f),
-    beforeCommit: (f) => this.before.push(f),
-    afterRollback: (f) => this.rolledBack.push(f),
-  };
+
+  afterCommit(fn: () => void): void {
+    this.after.push(fn);
+  }
+
+  beforeCommit(fn: (ctx: WriteContext) => void): void {
+    this.before.push(fn);
+  }
+
+  afterRollback(fn: () => void): void {
+    this.rolledBack.push(fn);
+  }
 
   /** Keeps the hooks of a write that succeeded. */
   adopt(other: Hooks): void {
@@ -129,7 +136,7 @@ export class Writer {
     let result: T;
     try {
       this.onBegin();
-      result = fn(hooks.ctx);
+      result = fn(hooks);
       this.runBeforeCommit(hooks);
       this.sql.commit.run();
     } catch (err) {
@@ -171,13 +178,13 @@ export class Writer {
       const single = batch.length === 1;
       for (const w of batch) {
         if (single) {
-          results.push({ ok: true, value: w.fn(hooks.ctx) });
+          results.push({ ok: true, value: w.fn(hooks) });
           continue;
         }
         const mine = new Hooks();
         this.sql.savepoint.run();
         try {
-          const value = w.fn(mine.ctx);
+          const value = w.fn(mine);
           this.sql.release.run();
           results.push({ ok: true, value });
           hooks.adopt(mine);
@@ -216,7 +223,7 @@ export class Writer {
       const mine = new Hooks();
       this.sql.savepoint.run();
       try {
-        hooks.before[i]!(mine.ctx);
+        hooks.before[i]!(mine);
         this.sql.release.run();
         hooks.adopt(mine);
       } catch {

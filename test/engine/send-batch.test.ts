@@ -47,7 +47,7 @@ describe("send: batches", () => {
       ],
       { ttlMs: 10_000 },
     );
-    const rows = await b.peek("q", { maxMessages: 10 });
+    const rows = await b.peek("q", { max: 10 });
     const bySeq = new Map(rows.map((m) => [m.seqNumber, m]));
     const plain = bySeq.get(seqs[0]!)!;
     const later = bySeq.get(seqs[1]!)!;
@@ -72,7 +72,7 @@ describe("send: batches", () => {
     const got = await b.receive("strict", { maxMessages: 1 });
     assert.equal(got[0]?.body.toString(), "a");
     assert.deepEqual(
-      (await b.peek("strict", { maxMessages: 10 })).map((m) => m.priority ?? 0),
+      (await b.peek("strict", { max: 10 })).map((m) => m.priority ?? 0),
       [0, 0],
     );
     await b.close();
