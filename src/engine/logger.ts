@@ -4,6 +4,8 @@ export interface Logger {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
+  /** Whether lines of `level` are written (pino's); without it every level is assumed on. */
+  isLevelEnabled?(level: "debug" | "info" | "warn" | "error"): boolean;
 }
 
 /** The default: warnings and errors to stderr as one JSON line each; nothing else. */
@@ -16,7 +18,14 @@ export const stderrLogger: Logger = {
   error(obj, msg) {
     process.stderr.write(`${JSON.stringify({ level: "error", msg, ...obj })}\n`);
   },
+  isLevelEnabled: (level) => level === "warn" || level === "error",
 };
 
 /** Discards everything. */
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+export const silentLogger: Logger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  isLevelEnabled: () => false,
+};

@@ -1,13 +1,12 @@
 import { Hono } from "hono";
-import { ClosedError, NotFoundError } from "../contract/errors.js";
+import { NotFoundError } from "../contract/errors.js";
 import type { Logger } from "../engine/logger.js";
 import { openApiJson } from "../wire/index.js";
-import { accessLog } from "./access-log.js";
-import { bearerAuth } from "./auth.js";
-import { corsMiddleware, resolveCors } from "./cors.js";
+import { resolveCors } from "./cors.js";
 import { discoveryCard } from "./discovery.js";
 import type { ServerEnv, ServerState } from "./env.js";
 import { registerEvents } from "./events.js";
+import { gate } from "./gate.js";
 import { registerMcpRoute } from "./mcp-route.js";
 import { ServerMetrics } from "./metrics.js";
 import { DEFAULT_MAX_LONG_POLLS, type ServerOptions } from "./options.js";
@@ -22,8 +21,9 @@ export interface ServerApp {
 }
 
 /**
- * Builds the HTTP API in the original's middleware order: CORS → access log → auth → RPC-latency
- * observer → router. (A graceful stop's refusal sits between the access log and auth.)
+ * Builds the HTTP API in the original's middleware order: CORS → access log → (a graceful stop's
+ * refusal) → auth, all in one gate (gate.ts) → the route (an RPC: latency observer → POST check →
+ * size cap → handler, in one function).
  */
 export function createServerApp(
   options: ServerOptions & { logger: Logger; version: string },
@@ -46,15 +46,10 @@ export function createServerApp(
   const metrics = new ServerMetrics(options.broker);
   const app = new Hono<ServerEnv>();
 
-  const origin = resolveCors(options.cors, state.auth);
-  if (origin) app.use("*", corsMiddleware(origin));
-  app.use("*", accessLog(options.logger));
-  app.use("*", async (c, next) => {
-    if (!stopping.aborted) return next();
-    c.header("Connection", "close");
-    return errorJson(c, new ClosedError("mqlite: the server is stopping"));
-  });
-  if (state.auth) app.use("*", bearerAuth(tokens));
+  app.use(
+    "*",
+    gate({ cors: resolveCors(options.cors, state.auth), logger: options.logger, stopping, tokens }),
+  );
 
   registerRpcs(app, state, metrics);
   registerEvents(app, state);

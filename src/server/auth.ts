@@ -1,8 +1,4 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { MiddlewareHandler } from "hono";
-import { UnauthenticatedError } from "../contract/errors.js";
-import type { ServerEnv } from "./env.js";
-import { errorJson } from "./respond.js";
 
 /** Paths that need no token: exactly `/`, `/healthz`, `/ui`, and everything under `/ui/`. */
 export function isOpenPath(path: string): boolean {
@@ -24,14 +20,5 @@ export function tokenChecker(tokens: readonly string[]): (header: string | undef
     let ok = false;
     for (const d of digests) ok = timingSafeEqual(presented, d) || ok;
     return ok;
-  };
-}
-
-/** 401 `unauthenticated` for any non-open path without a valid token. */
-export function bearerAuth(tokens: readonly string[]): MiddlewareHandler<ServerEnv> {
-  const check = tokenChecker(tokens);
-  return async (c, next) => {
-    if (isOpenPath(c.req.path) || check(c.req.header("authorization"))) return next();
-    return errorJson(c, new UnauthenticatedError());
   };
 }

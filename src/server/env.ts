@@ -19,7 +19,12 @@ export interface AccessFields {
 
 /** Hono's per-request variables. */
 export interface ServerEnv {
-  Variables: { access: AccessFields };
+  /**
+   * `access`: the access-log record. `cors`: the CORS headers of an RPC answer, which `json()` writes
+   * with the answer's own (one plain header object is @hono/node-server's fast path; headers set
+   * on the context beforehand make every answer build a `Headers`).
+   */
+  Variables: { access: AccessFields; cors: Readonly<Record<string, string>> };
 }
 
 /** What the middleware and handlers share about the running server. */

@@ -97,9 +97,16 @@ export class ServerMetrics {
     });
   }
 
-  /** Records one RPC's latency (`rpc` like `QueueService/Send`). */
-  observe(rpc: string, seconds: number): void {
-    this.rpcDuration.observe({ rpc }, seconds);
+  /**
+   * The latency recorder of one RPC (`rpc` like `QueueService/Send`), its label resolved once, at
+   * the first call (an RPC that was never called has no series).
+   */
+  observer(rpc: string): (seconds: number) => void {
+    let child: { observe(seconds: number): void } | undefined;
+    return (seconds) => {
+      child ??= this.rpcDuration.labels({ rpc });
+      child.observe(seconds);
+    };
   }
 
   /** Counts completions the server saw, for brokers that do not count their own. */

@@ -10,14 +10,30 @@ export function note(c: Context<ServerEnv>, fields: AccessFields): void {
   else c.set("access", { ...fields });
 }
 
-/** A JSON answer as Go's encoder writes it: compact, trailing newline, `application/json`. */
-export function json(c: Context<ServerEnv>, status: number, body: unknown): Response {
-  return c.body(encodeJson(body), status as ContentfulStatusCode, { "Content-Type": "application/json" });
+const JSON_HEADERS = { "Content-Type": "application/json" } as const;
+
+/**
+ * A JSON answer as Go's encoder writes it: compact, trailing newline, `application/json`; with the
+ * request's CORS headers (see `ServerEnv`) and `extra` ones.
+ */
+export function json(
+  c: Context<ServerEnv>,
+  status: number,
+  body: unknown,
+  extra?: Record<string, string>,
+): Response {
+  const text = encodeJson(body);
+  const headers = extra ? { "Content-Type": "application/json", ...extra } : JSON_HEADERS;
+  const cors = c.get("cors");
+  // Off the RPC path, headers may have been set on the context: hono merges them.
+  if (cors === undefined) return c.body(text, status as ContentfulStatusCode, headers);
+  // On it nothing was (see `ServerEnv`): these are all of the answer's headers.
+  return new Response(text, { status, headers: { ...headers, ...cors } });
 }
 
 /** The `{"code","message"}` answer of any thrown value (unknown errors are 500 `internal`). */
-export function errorJson(c: Context<ServerEnv>, err: unknown): Response {
+export function errorJson(c: Context<ServerEnv>, err: unknown, extra?: Record<string, string>): Response {
   const { status, body } = errorToWire(err);
   note(c, { code: body.code });
-  return json(c, status, body);
+  return json(c, status, body, extra);
 }

@@ -435,5 +435,10 @@ export function rpcPath(route: RpcRoute): string {
   return `/mqlite.v1.${rpcName(route)}`;
 }
 
+/** Whether a path is in the RPC namespace (`/mqlite.v1.…`), a known RPC or not. */
+export function isRpcPath(path: string): boolean {
+  return path.startsWith("/mqlite.v1.");
+}
+
 /** Every route name in registration order. */
 export const ROUTE_NAMES = Object.keys(ROUTES) as RouteName[];

@@ -26,44 +26,32 @@ const handlers: Handlers = { ...queueHandlers, ...adminHandlers, ...jobHandlers,
 /** Long-polls: they end early when the client goes away or a graceful stop begins. */
 const LONG_POLLS: ReadonlySet<RouteName> = new Set(["receive", "receiveAny", "awaitSettled"]);
 
-/** Times the route (only registered RPCs get a histogram series) and names it in the access log. */
-function observe(metrics: ServerMetrics, rpc: string): MiddlewareHandler<ServerEnv> {
-  return async (c, next) => {
-    const started = performance.now();
-    note(c, { rpc });
-    try {
-      await next();
-    } finally {
-      metrics.observe(rpc, (performance.now() - started) / 1000);
-    }
-  };
-}
-
-const postOnly: MiddlewareHandler<ServerEnv> = async (c, next) => {
-  if (c.req.method !== "POST") return errorJson(c, new UnimplementedError("POST required"));
-  return next();
-};
-
 /**
  * The 413 of a body left unread: the connection closes after it, or a client would send its next
  * request on a connection whose unread bytes the server takes for that request.
  */
-const tooLarge = (c: Context<ServerEnv>) => {
-  c.header("Connection", "close");
-  return errorJson(c, new MessageTooLargeError(`request body over ${MAX_REQUEST_BYTES} bytes`));
-};
+const tooLarge = (c: Context<ServerEnv>) =>
+  errorJson(c, new MessageTooLargeError(`request body over ${MAX_REQUEST_BYTES} bytes`), {
+    Connection: "close",
+  });
 
 const streamLimit = bodyLimit({ maxSize: MAX_REQUEST_BYTES, onError: (c) => tooLarge(c as never) });
 
 /**
- * The 32 MiB request cap. With a Content-Length (the usual case) the header decides and the body is
- * left to `c.req.text()`'s fast path; a chunked body is counted as it streams in.
+ * The 32 MiB request cap around `answer`. With a Content-Length (the usual case) the header decides
+ * and the body is left to `c.req.text()`'s fast path; a chunked body is counted as it streams in.
  */
-const limitBody: MiddlewareHandler<ServerEnv> = async (c, next) => {
+async function withinBodyLimit(c: Context<ServerEnv>, answer: () => Promise<Response>): Promise<Response> {
   const length = c.req.header("content-length");
-  if (length === undefined || c.req.header("transfer-encoding") !== undefined) return streamLimit(c, next);
-  return Number(length) > MAX_REQUEST_BYTES ? tooLarge(c) : next();
-};
+  if (length !== undefined && c.req.header("transfer-encoding") === undefined) {
+    return Number(length) > MAX_REQUEST_BYTES ? tooLarge(c) : answer();
+  }
+  let answered: Response | undefined;
+  const limited = await streamLimit(c, async () => {
+    answered = await answer();
+  });
+  return limited ?? answered!;
+}
 
 /** A signal that aborts with either input; `release` detaches it from both. */
 function eitherSignal(a: AbortSignal, b: AbortSignal): { signal: AbortSignal; release(): void } {
@@ -135,7 +123,36 @@ function onUndelivered(c: Context<ServerEnv>, giveBack: () => void): void {
 /** HTTP/1.1 clients wait for one answer before the next request; pipelining long-polls is refused. */
 const MAX_LONG_POLLS_PER_CONNECTION = 1;
 
-function endpoint(name: RouteName, state: ServerState, metrics: ServerMetrics): MiddlewareHandler<ServerEnv> {
+/**
+ * One RPC route as one function (a hono layer per step costs every request a promise and a
+ * closure): name it in the access log, time it, require POST, cap the body, decode, run, answer.
+ */
+function rpcHandler(
+  name: RouteName,
+  state: ServerState,
+  metrics: ServerMetrics,
+): MiddlewareHandler<ServerEnv> {
+  const route = ROUTES[name] as RpcRoute;
+  const rpc = rpcName(route);
+  const observe = metrics.observer(rpc);
+  const run = endpoint(name, state, metrics);
+  return async (c) => {
+    const started = performance.now();
+    note(c, { rpc });
+    try {
+      if (c.req.method !== "POST") return errorJson(c, new UnimplementedError("POST required"));
+      return route.request ? await withinBodyLimit(c, () => run(c)) : await run(c);
+    } finally {
+      observe((performance.now() - started) / 1000);
+    }
+  };
+}
+
+function endpoint(
+  name: RouteName,
+  state: ServerState,
+  metrics: ServerMetrics,
+): (c: Context<ServerEnv>) => Promise<Response> {
   const route = ROUTES[name] as RpcRoute;
   const handle = handlers[name] as Handler<RouteName>;
   const wantsSignal = LONG_POLLS.has(name);
@@ -181,15 +198,9 @@ function endpoint(name: RouteName, state: ServerState, metrics: ServerMetrics): 
   };
 }
 
-/** Registers every RPC of the wire table, in its order: observer → POST check → size cap → handler. */
+/** Registers every RPC of the wire table, in its order (each: observer → POST check → size cap → handler). */
 export function registerRpcs(app: Hono<ServerEnv>, state: ServerState, metrics: ServerMetrics): void {
-  // hono types handler chains as fixed tuples; this one is built in a loop.
-  const all = app.all as (path: string, ...chain: MiddlewareHandler<ServerEnv>[]) => unknown;
   for (const name of ROUTE_NAMES) {
-    const route = ROUTES[name] as RpcRoute;
-    const chain: MiddlewareHandler<ServerEnv>[] = [observe(metrics, rpcName(route)), postOnly];
-    if (route.request) chain.push(limitBody);
-    chain.push(endpoint(name, state, metrics));
-    all(rpcPath(route), ...chain);
+    app.all(rpcPath(ROUTES[name] as RpcRoute), rpcHandler(name, state, metrics));
   }
 }
