@@ -30,6 +30,14 @@ const ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
  */
 const ROWS_PER_STATEMENT = 64;
 
+/** One row of a multi-row insert. */
+export interface RowToInsert {
+  queue: QueueRow;
+  m: PreparedMessage;
+  t: InsertTiming;
+  origin?: Origin;
+}
+
 /** Where a message was routed from: the topic and task subscription of a job delivery. */
 export interface Origin {
   topic: string;
@@ -50,7 +58,7 @@ export class MessageInserter {
   private readonly upsertDedup;
   private readonly findLive;
   /** Multi-row INSERTs by row count, prepared on first use. */
-  private readonly insertRows = new Map<number, Statement>();
+  private readonly multiRowInserts = new Map<number, Statement>();
 
   constructor(private readonly db: SqliteDatabase) {
     // Positional parameters: binding 19 named ones costs a fifth of a batch insert's time.
@@ -99,30 +107,28 @@ export class MessageInserter {
   }
 
   /**
-   * Inserts many messages into one queue with multi-row INSERTs, when no message needs a per-row
-   * check first (no dedup window, no unique key, every group given where the queue requires one).
-   * Undefined when one does: insert them one by one then.
+   * Inserts many rows (a batch for one queue, a publish's copies for several) with multi-row
+   * INSERTs, when no row needs a check of its own first (no dedup window, no unique key, every
+   * group given where the queue requires one). Undefined when one does: insert them one by one then.
    */
-  insertMany(queue: QueueRow, messages: PreparedMessage[], timing: (m: PreparedMessage) => InsertTiming) {
-    if (queue.dedup_window_ms > 0) return undefined;
-    const grouped = queue.ordering_mode === "group_fifo";
-    for (const m of messages) if (m.uniqueKey !== null || (grouped && m.groupId === null)) return undefined;
+  insertRows(rows: readonly RowToInsert[]): InsertOutcome[] | undefined {
+    for (const { queue, m } of rows) {
+      if (queue.dedup_window_ms > 0 || m.uniqueKey !== null) return undefined;
+      if (queue.ordering_mode === "group_fifo" && m.groupId === null) return undefined;
+    }
     const out: InsertOutcome[] = [];
-    for (let from = 0; from < messages.length; from += ROWS_PER_STATEMENT) {
-      const chunk = messages.slice(from, from + ROWS_PER_STATEMENT);
+    for (let from = 0; from < rows.length; from += ROWS_PER_STATEMENT) {
+      const chunk = rows.slice(from, from + ROWS_PER_STATEMENT);
       const values: unknown[] = [];
-      const rows = chunk.map((m) => {
-        const t = timing(m);
-        return { state: pushRow(values, queue, m, t, undefined), visibleAt: t.visibleAt };
-      });
+      const states = chunk.map((r) => pushRow(values, r.queue, r.m, r.t, r.origin));
       const last = Number(this.rowsStatement(chunk.length).run(values).lastInsertRowid);
       // One statement's rows take consecutive ids (AUTOINCREMENT, under the write lock).
-      rows.forEach((r, i) => {
+      chunk.forEach((r, i) => {
         out.push({
           kind: "inserted",
           seq: last - chunk.length + 1 + i,
-          state: r.state,
-          visibleAt: r.visibleAt,
+          state: states[i]!,
+          visibleAt: r.t.visibleAt,
         });
       });
     }
@@ -130,10 +136,10 @@ export class MessageInserter {
   }
 
   private rowsStatement(rows: number): Statement {
-    let stmt = this.insertRows.get(rows);
+    let stmt = this.multiRowInserts.get(rows);
     if (!stmt) {
       stmt = this.db.prepare(`INSERT INTO messages (${COLUMNS}) VALUES ${Array(rows).fill(ROW).join(", ")}`);
-      this.insertRows.set(rows, stmt);
+      this.multiRowInserts.set(rows, stmt);
     }
     return stmt;
   }

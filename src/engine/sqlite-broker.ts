@@ -80,7 +80,7 @@ import {
   taskDelivery,
 } from "./fanout.js";
 import { compileFilter, filterMessage, testFilter } from "./filters.js";
-import { type InsertTiming, MessageInserter } from "./insert.js";
+import { type InsertTiming, MessageInserter, type RowToInsert } from "./insert.js";
 import { Locks } from "./locks.js";
 import { type Logger, stderrLogger } from "./logger.js";
 import { Loops } from "./loops.js";
@@ -479,62 +479,61 @@ export class SqliteBroker implements Broker {
     if (!isTopic) return this.sendToQueue(name, messages, timing, out);
     for (const m of messages) {
       const at = m.delayMs > 0 ? { ...timing, visibleAt: Math.max(visibleAt, now + m.delayMs) } : timing;
+      const result: PublishResult = { deliveries: [] };
+      // The copies the subscriptions take, in their order; then stored together.
+      const copies: (RowToInsert & { kind: "queue" | "task"; sub: string })[] = [];
+      let toLog = false;
+      for (const t of targets ?? []) {
+        if (!this.accepts(t, m, now, at.visibleAt)) continue;
+        if (t.kind === "queue") {
+          copies.push({ queue: this.queues.require(t.name), m, t: at, kind: "queue", sub: t.name });
+        } else if (t.kind === "task") {
+          const qName = t.queue ?? "";
+          if (!this.queues.get(qName)) this.queues.upsert(qName, undefined, now);
+          const origin = { topic: name, subscription: t.name };
+          const copy = taskDelivery(m, t);
+          copies.push({
+            queue: this.queues.require(qName),
+            m: copy,
+            t: at,
+            origin,
+            kind: "task",
+            sub: t.name,
+          });
+        } else toLog = true;
+      }
+      const many = copies.length > 1 ? this.inserter.insertRows(copies) : undefined;
       let slot = 0;
       let conflict = false;
-      const result: PublishResult = { deliveries: [] };
-      const store = (
-        qName: string,
-        msg: PreparedMessage,
-        kind: "queue" | "task",
-        sub: string,
-        origin?: { topic: string; subscription: string },
-      ) => {
-        const q = this.queues.require(qName);
-        const r = this.inserter.insert(q, msg, at, origin);
+      copies.forEach((c, i) => {
+        const r = many ? many[i]! : this.inserter.insert(c.queue, c.m, c.t, c.origin);
         if (r.kind === "conflict") {
           conflict = true;
           return;
         }
         slot = r.seq;
-        if (isTopic) {
-          const d: Delivery = { subscription: sub, kind, queue: qName, seqNumber: r.seq };
-          if (r.kind === "duplicate") d.duplicate = true;
-          result.deliveries.push(d);
-        }
+        const d: Delivery = { subscription: c.sub, kind: c.kind, queue: c.queue.name, seqNumber: r.seq };
+        if (r.kind === "duplicate") d.duplicate = true;
+        result.deliveries.push(d);
         if (r.kind === "inserted") {
-          out.stored.set(qName, (out.stored.get(qName) ?? 0) + 1);
-          if (r.state === "active") out.activated.add(qName);
+          out.stored.set(c.queue.name, (out.stored.get(c.queue.name) ?? 0) + 1);
+          if (r.state === "active") out.activated.add(c.queue.name);
           else out.scheduledFor.push(r.visibleAt);
         }
-      };
-      if (!isTopic) store(name, m, "queue", name);
-      else {
-        let toLog = false;
-        for (const t of targets ?? []) {
-          if (!this.accepts(t, m, now, at.visibleAt)) continue;
-          if (t.kind === "queue") store(t.name, m, "queue", t.name);
-          else if (t.kind === "task") {
-            const qName = t.queue ?? "";
-            if (!this.queues.get(qName)) this.queues.upsert(qName, undefined, now);
-            store(qName, taskDelivery(m, t), "task", t.name, { topic: name, subscription: t.name });
-          } else toLog = true;
+      });
+      if (toLog || declared) {
+        let expiresAt = ttlMs > 0 ? now + ttlMs : 0;
+        if (
+          expiresAt === 0 &&
+          !toLog &&
+          declared?.retention_ms !== null &&
+          declared?.retention_ms !== undefined
+        ) {
+          expiresAt = now + declared.retention_ms;
         }
-        if (toLog || declared) {
-          let expiresAt = ttlMs > 0 ? now + ttlMs : 0;
-          if (
-            expiresAt === 0 &&
-            !toLog &&
-            declared?.retention_ms !== null &&
-            declared?.retention_ms !== undefined
-          ) {
-            expiresAt = now + declared.retention_ms;
-          }
-          result.logId = this.topicLog.append(name, m, now, expiresAt);
-        }
+        result.logId = this.topicLog.append(name, m, now, expiresAt);
       }
-      if (single && conflict && slot === 0) {
-        throw dedupConflict();
-      }
+      if (single && conflict && slot === 0) throw dedupConflict();
       out.seqs.push(slot);
       if (targets) byCreation(result.deliveries, targets);
       out.published.push(result);
@@ -553,7 +552,10 @@ export class SqliteBroker implements Broker {
     if (!q) throw new NotFoundError("mqlite: queue not found");
     const at = (m: PreparedMessage): InsertTiming =>
       m.delayMs > 0 ? { ...timing, visibleAt: Math.max(timing.visibleAt, timing.now + m.delayMs) } : timing;
-    const many = messages.length > 1 ? this.inserter.insertMany(q, messages, at) : undefined;
+    const many =
+      messages.length > 1
+        ? this.inserter.insertRows(messages.map((m) => ({ queue: q, m, t: at(m) })))
+        : undefined;
     for (let i = 0; i < messages.length; i++) {
       const r = many ? many[i]! : this.inserter.insert(q, messages[i]!, at(messages[i]!));
       if (r.kind === "conflict") {
