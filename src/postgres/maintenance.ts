@@ -21,6 +21,7 @@ const ACTIVATE_DUE =
   "UPDATE messages SET state = 'active' WHERE state = 'scheduled' AND visible_at <= $1 RETURNING queue";
 
 const NEXT_DUE = "SELECT min(visible_at) AS due FROM messages WHERE state = 'scheduled'";
+const NEXT_LEASE_END = "SELECT min(locked_until) AS at FROM messages WHERE state = 'locked'";
 
 const EXPIRED =
   "messages.expires_at > 0 AND messages.expires_at <= $1 AND messages.state NOT IN ('dead_lettered', 'completed', 'cancelled')";
@@ -98,6 +99,12 @@ export class PgMaintenance {
   async nextScheduled(c: Conn): Promise<number | undefined> {
     const [row] = await c.q<{ due: number | null }>(NEXT_DUE);
     return row?.due ?? undefined;
+  }
+
+  /** The earliest lease end, if any message is locked (the reaper's next wake-up). */
+  async nextLeaseEnd(c: Conn): Promise<number | undefined> {
+    const [row] = await c.q<{ at: number | null }>(NEXT_LEASE_END);
+    return row?.at ?? undefined;
   }
 
   async expire(c: Conn, now: number, out: MaintenanceResult): Promise<void> {

@@ -191,6 +191,8 @@ export class PostgresBroker implements Broker {
   private readonly completedCounts = new Map<string, number>();
   private openedAt = 0;
   private nextDue: number | undefined;
+  /** The earliest lease end the last reap saw (the leader's reaper arms for it). */
+  private nextLease: number | undefined;
   private missedNotifications = false;
   private readonly pending = new Set<string>();
   private flushing: Promise<void> | undefined;
@@ -229,6 +231,7 @@ export class PostgresBroker implements Broker {
       clock: this.clock,
       run: (step) => this.runMaintenanceStep(step),
       nextScheduled: () => this.nextDue,
+      nextLeaseEnd: () => this.nextLease,
       logger: this.logger,
     });
     this.node = new PgNode(
@@ -1210,7 +1213,10 @@ export class PostgresBroker implements Broker {
     return this.write(async (c, now) => {
       const out = emptyResult();
       const m = this.maintenance;
-      if (step === "reap") await m.reap(c, now, out);
+      if (step === "reap") {
+        await m.reap(c, now, out);
+        this.nextLease = await m.nextLeaseEnd(c);
+      }
       else if (step === "schedule") {
         await m.schedule(c, now, out);
         this.nextDue = await m.nextScheduled(c);
