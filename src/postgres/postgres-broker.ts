@@ -1216,8 +1216,7 @@ export class PostgresBroker implements Broker {
       if (step === "reap") {
         await m.reap(c, now, out);
         this.nextLease = await m.nextLeaseEnd(c);
-      }
-      else if (step === "schedule") {
+      } else if (step === "schedule") {
         await m.schedule(c, now, out);
         this.nextDue = await m.nextScheduled(c);
       } else if (step === "expire") await m.expire(c, now, out);

@@ -1,6 +1,7 @@
 import type { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { Broker } from "../contract/broker.js";
+import type { QueueStats } from "../contract/types.js";
 import { statsToWire } from "../wire/results.js";
 import type { ServerEnv, ServerState } from "./env.js";
 
@@ -53,13 +54,49 @@ export const SNAPSHOT_INTERVAL_MS = 1000;
 /** Totals kept for a page that connects later (5 minutes at one a second). */
 const HISTORY = 300;
 
+/**
+ * The share of the broker's time the feed's Stats reads of one queue may take. Stats counts a
+ * queue's index entries, so it grows with the queue (about 50 ms at a million messages); a queue
+ * whose read costs more than this share of a second is read less often, and its counts are shown
+ * from the last read meanwhile (the send and complete counters stay live).
+ */
+const STATS_TIME_SHARE = 0.05;
+
+/** Reads each queue's Stats at most as often as its cost allows (see STATS_TIME_SHARE). */
+export class StatsReader {
+  private readonly last = new Map<string, { stats: QueueStats; at: number; costMs: number }>();
+
+  constructor(
+    private readonly broker: Broker,
+    private readonly clock: () => number = () => performance.now(),
+  ) {}
+
+  async read(queue: string): Promise<QueueStats> {
+    const now = this.clock();
+    const prev = this.last.get(queue);
+    if (prev && now - prev.at < prev.costMs / STATS_TIME_SHARE) return prev.stats;
+    const stats = await this.broker.stats(queue);
+    this.last.set(queue, { stats, at: now, costMs: this.clock() - now });
+    return stats;
+  }
+
+  /** Forgets queues that are gone. */
+  keepOnly(queues: ReadonlySet<string>): void {
+    for (const name of this.last.keys()) if (!queues.has(name)) this.last.delete(name);
+  }
+}
+
 interface Counting {
   sentCount?(queue: string): number;
   completedCount?(queue: string): number;
 }
 
 /** Builds one snapshot: a listing, one stats read per queue, the subscriptions and the status. */
-export async function takeSnapshot(broker: Broker, now: () => number = Date.now): Promise<ConsoleSnapshot> {
+export async function takeSnapshot(
+  broker: Broker,
+  now: () => number = Date.now,
+  stats: StatsReader = new StatsReader(broker),
+): Promise<ConsoleSnapshot> {
   const counting = broker as Broker & Counting;
   const counters = typeof counting.sentCount === "function" && typeof counting.completedCount === "function";
   const [infos, subs, status] = await Promise.all([
@@ -78,7 +115,7 @@ export async function takeSnapshot(broker: Broker, now: () => number = Date.now)
   for (const q of infos) {
     let s: Awaited<ReturnType<Broker["stats"]>>;
     try {
-      s = await broker.stats(q.name);
+      s = await stats.read(q.name);
     } catch {
       continue; // deleted since the listing
     }
@@ -94,6 +131,7 @@ export async function takeSnapshot(broker: Broker, now: () => number = Date.now)
     totals.dead_lettered += s.deadLettered;
     queues.push(row);
   }
+  stats.keepOnly(new Set(infos.map((q) => q.name)));
   return {
     at_ms: totals.at_ms,
     uptime_ms: status.uptimeMs,
@@ -123,12 +161,15 @@ export class SnapshotHub {
   private timer: NodeJS.Timeout | undefined;
   private busy = false;
   private last: ConsoleSnapshot | undefined;
+  private readonly stats: StatsReader;
 
   constructor(
     private readonly broker: Broker,
     private readonly onError: (err: unknown) => void = () => {},
     private readonly intervalMs = SNAPSHOT_INTERVAL_MS,
-  ) {}
+  ) {
+    this.stats = new StatsReader(broker);
+  }
 
   /** The recent totals, oldest first. */
   recent(): SnapshotTotals[] {
@@ -161,7 +202,7 @@ export class SnapshotHub {
     if (this.busy) return; // a slow read: skip this second rather than pile up
     this.busy = true;
     try {
-      const snapshot = await takeSnapshot(this.broker);
+      const snapshot = await takeSnapshot(this.broker, Date.now, this.stats);
       this.last = snapshot;
       this.history.push(snapshot.totals);
       if (this.history.length > HISTORY) this.history.splice(0, this.history.length - HISTORY);
