@@ -87,8 +87,20 @@ describe("console: topology (headless Chromium)", () => {
     await s.broker.pauseSubscription("orders-events", "gold-orders");
     await label(diagram, "queue · paused");
     await label(diagram, "paused: no copies");
+    // Counts come from the feed itself: new messages cost the page no request.
+    const rpcs: string[] = [];
+    const onRequest = (r: { url(): string }) => {
+      if (r.url().includes("/mqlite.v1.")) rpcs.push(r.url());
+    };
+    page.on("request", onRequest);
     await s.broker.send("invoices", { body: "4" });
     await label(diagram, "3 active");
+    await s.broker.send("invoices", { body: "5" });
+    await label(diagram, "4 active");
+    await s.broker.receive("invoices", { mode: "receive-and-delete" });
+    await label(diagram, "3 active");
+    page.off("request", onRequest);
+    assert.deepEqual(rpcs, []);
     await s.broker.resumeSubscription("orders-events", "gold-orders");
     await label(diagram, "if filter matches");
   });

@@ -16,6 +16,10 @@ import { api } from "../lib/session.js";
 import { useStore } from "../lib/store.js";
 import { useAsync } from "../lib/use-async.js";
 
+/**
+ * The map as the RPCs give it: used until the live feed's first snapshot, and for what the feed
+ * does not carry (declared topics, a task subscription's job queue).
+ */
 async function loadTopology(): Promise<TopoData> {
   const a = api();
   const [queues, subs, declared] = await Promise.all([
@@ -41,13 +45,31 @@ async function loadTopology(): Promise<TopoData> {
   };
 }
 
-/** What the diagram draws from a snapshot: it is reloaded only when one of these changes. */
-function drawnPart(snap: ConsoleSnapshot | undefined): string {
+/**
+ * What the map's shape depends on: it is reloaded only when one of these changes. Counts are not
+ * part of it: they come from each snapshot as it arrives, with no request of their own.
+ */
+function structureOf(snap: ConsoleSnapshot | undefined): string {
   if (!snap) return "";
   return JSON.stringify([
-    snap.queues.map((q) => [q.name, q.active, q.dead_lettered, q.paused]),
+    snap.queues.map((q) => [q.name, q.kind, q.paused]),
     snap.subscriptions.map((s) => [s.topic, s.name, s.kind, s.paused, s.expr]),
   ]);
+}
+
+/** The loaded map with the snapshot's counts and queues (the feed is newer than the load). */
+function withLiveCounts(data: TopoData, snap: ConsoleSnapshot | undefined): TopoData {
+  if (!snap) return data;
+  return {
+    ...data,
+    queues: snap.queues.map((q) => ({
+      name: q.name,
+      kind: q.kind,
+      paused: q.paused,
+      active: q.active,
+      dead: q.dead_lettered,
+    })),
+  };
 }
 
 /** The diagram's content for screen readers (and anyone who prefers rows). */
@@ -208,8 +230,8 @@ function LifeDiagram() {
 
 export function Topology() {
   const state = useStore(live);
-  const topo = useAsync(loadTopology, [drawnPart(state.snapshot)]);
-  const data = topo.data;
+  const topo = useAsync(loadTopology, [structureOf(state.snapshot)]);
+  const data = topo.data && withLiveCounts(topo.data, state.snapshot);
   const empty = data && data.topics.length === 0 && data.queues.length === 0;
   return html`<div class="page">
     <header class="page-head">
