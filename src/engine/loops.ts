@@ -39,6 +39,7 @@ class TimedStep {
   constructor(
     private readonly loops: { readonly running: boolean; tick(step: MaintenanceStep): Promise<boolean> },
     private readonly step: MaintenanceStep,
+    private readonly periodMs: number,
     private readonly clock: Clock,
     private readonly nextDue: () => number | undefined,
   ) {}
@@ -46,7 +47,7 @@ class TimedStep {
   arm(at: number): void {
     if (!this.loops.running) return;
     const now = this.clock.now();
-    const when = Math.min(at, now + LOOP_PERIODS[this.step as "reap" | "schedule"]);
+    const when = Math.min(at, now + this.periodMs);
     if (this.timer && when >= this.at) return;
     clearTimeout(this.timer);
     this.at = when;
@@ -90,8 +91,10 @@ export class Loops {
   private readonly busy = new Set<MaintenanceStep>();
 
   constructor(private readonly deps: LoopsDeps) {
-    this.scheduler = new TimedStep(this, "schedule", deps.clock, () => deps.nextScheduled());
-    this.reaper = new TimedStep(this, "reap", deps.clock, () => deps.nextLeaseEnd?.());
+    this.scheduler = new TimedStep(this, "schedule", LOOP_PERIODS.schedule, deps.clock, () =>
+      deps.nextScheduled(),
+    );
+    this.reaper = new TimedStep(this, "reap", LOOP_PERIODS.reap, deps.clock, () => deps.nextLeaseEnd?.());
   }
 
   start(): void {
