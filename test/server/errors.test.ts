@@ -43,11 +43,23 @@ describe("error answers (raw HTTP)", () => {
       ["an exponent in an int field", '{"queue":"q","ttl_ms":1e3}'],
       ["a number in a string field", '{"queue":5}'],
       ["a non-string property value", '{"queue":"q","messages":[{"properties":{"k":1}}]}'],
+      [
+        "a non-string value under a __proto__ key",
+        '{"queue":"q","messages":[{"properties":{"__proto__":1}}]}',
+      ],
+      ["properties as a list", '{"queue":"q","messages":[{"properties":["k"]}]}'],
+      ["properties as a string", '{"queue":"q","messages":[{"properties":"k=v"}]}'],
       ["bad base64", '{"queue":"q","messages":[{"body":"not base64!"}]}'],
       ["unpadded base64", '{"queue":"q","messages":[{"body":"aGk"}]}'],
     ] as const) {
       it(what, async () => assertError(await send(body), 400, "invalid_argument"));
     }
+
+    it("none of those refused sends stored anything", async () => {
+      const stats = await s.rpc("QueueService/Stats", { queue: "q" });
+      assert.equal(stats.status, 200, stats.text);
+      assert.equal(stats.json.total, 0, stats.text);
+    });
 
     it("an unknown field nested in config or filter", async () => {
       assertError(
