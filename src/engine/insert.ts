@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import type { Statement } from "better-sqlite3";
 import { GroupRequiredError } from "../contract/errors.js";
 import type { SqliteDatabase } from "../store/database.js";
 import type { PreparedMessage } from "./outgoing.js";
 import type { QueueRow } from "./queue-config.js";
+import { RowInserter } from "./row-insert.js";
 
 /** What happened to one message sent to one queue. */
 export type InsertOutcome =
@@ -19,14 +19,9 @@ export interface InsertTiming {
   ttlMs: number;
 }
 
-const COLUMNS = `queue, state, priority, visible_at, enqueued_at, expires_at, message_id, correlation_id,
-  reply_to, group_id, content_type, subject, properties, body, max_deliveries, lock_duration_ms, unique_key,
-  topic, subscription`;
-const ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-
 /**
- * Rows per multi-row INSERT (19 values each). One statement per row costs a third of a batch's
- * time in calls into SQLite; 64 rows per statement take that back.
+ * Rows per multi-row INSERT. One statement per row costs a third of a batch's time in calls into
+ * SQLite; 64 rows per statement take that back.
  */
 const ROWS_PER_STATEMENT = 64;
 
@@ -53,16 +48,13 @@ function sha256(body: Buffer): string {
  * the effective TTL (anchored at the delivery time, capped by the queue's default).
  */
 export class MessageInserter {
-  private readonly insertRow;
+  private readonly rows: RowInserter;
   private readonly findDedup;
   private readonly upsertDedup;
   private readonly findLive;
-  /** Multi-row INSERTs by row count, prepared on first use. */
-  private readonly multiRowInserts = new Map<number, Statement>();
 
-  constructor(private readonly db: SqliteDatabase) {
-    // Positional parameters: binding 19 named ones costs a fifth of a batch insert's time.
-    this.insertRow = db.prepare(`INSERT INTO messages (${COLUMNS}) VALUES ${ROW}`);
+  constructor(db: SqliteDatabase) {
+    this.rows = new RowInserter(db);
     this.findLive = db.prepare(`
       SELECT id FROM messages INDEXED BY idx_msg_unique_key
       WHERE queue = ? AND unique_key = ? AND unique_key IS NOT NULL AND state IN ('active', 'locked', 'deferred', 'scheduled')`);
@@ -99,7 +91,7 @@ export class MessageInserter {
     }
     const values: unknown[] = [];
     const state = pushRow(values, queue, m, t, origin);
-    const seq = Number(this.insertRow.run(values).lastInsertRowid);
+    const seq = this.rows.run(values, 1);
     if (dedupKey !== undefined && hash !== undefined) {
       this.upsertDedup.run(queue.name, dedupKey, hash, seq, t.now);
     }
@@ -121,7 +113,7 @@ export class MessageInserter {
       const chunk = rows.slice(from, from + ROWS_PER_STATEMENT);
       const values: unknown[] = [];
       const states = chunk.map((r) => pushRow(values, r.queue, r.m, r.t, r.origin));
-      const last = Number(this.rowsStatement(chunk.length).run(values).lastInsertRowid);
+      const last = this.rows.run(values, chunk.length);
       // One statement's rows take consecutive ids (AUTOINCREMENT, under the write lock).
       chunk.forEach((r, i) => {
         out.push({
@@ -134,19 +126,10 @@ export class MessageInserter {
     }
     return out;
   }
-
-  private rowsStatement(rows: number): Statement {
-    let stmt = this.multiRowInserts.get(rows);
-    if (!stmt) {
-      stmt = this.db.prepare(`INSERT INTO messages (${COLUMNS}) VALUES ${Array(rows).fill(ROW).join(", ")}`);
-      this.multiRowInserts.set(rows, stmt);
-    }
-    return stmt;
-  }
 }
 
 /**
- * Appends one row's 19 values (in COLUMNS order) for a message sent to `queue`; returns its state.
+ * Appends one row's values (in `INSERT_COLUMNS` order) for a message sent to `queue`; returns its state.
  * The TTL is anchored at the delivery time and capped by the queue's default.
  */
 function pushRow(

@@ -1,0 +1,106 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { silentLogger } from "../../src/engine/logger.js";
+import { openBroker } from "../../src/engine/open.js";
+import { COLUMN_COUNT, INSERT_COLUMNS, RowInserter, shapeSql } from "../../src/engine/row-insert.js";
+import { openDatabase } from "../../src/store/database.js";
+
+// Rows are written with statements shaped to them: defaults left out, shared values bound once,
+// per-row values in a VALUES list. Whatever the shape, each row must store exactly its own values.
+describe("shaped row inserts", () => {
+  const bit = (name: (typeof INSERT_COLUMNS)[number]) => 1 << INSERT_COLUMNS.indexOf(name);
+
+  it("a single row leaves its defaults out and binds the rest once", () => {
+    const sql = shapeSql(1, 0, bit("message_id") | bit("topic"));
+    assert.doesNotMatch(sql, /message_id|topic/);
+    assert.match(sql, /^INSERT INTO messages \(queue, state, .*\) VALUES \(\?(, \?)*\)$/);
+    assert.equal(sql.match(/\?/g)?.length, COLUMN_COUNT - 2);
+  });
+
+  it("many rows bind shared values in the SELECT list and varying ones per row", () => {
+    const sql = shapeSql(3, bit("body") | bit("subject"), bit("topic"));
+    assert.match(sql, /SELECT .*column1.*column2.* FROM \(VALUES \(\?, \?\), \(\?, \?\), \(\?, \?\)\)$/);
+    // subject comes before body in the column order, so it is column1.
+    assert.match(sql, /subject, properties, body/);
+    assert.match(sql, /SELECT (\?, ){11}column1, \?, column2/);
+  });
+
+  it("stores every row's own values, in order, with consecutive ids, whatever varies", () => {
+    const db = openDatabase(":memory:", { now: 0 });
+    db.prepare("INSERT INTO queues (name, created_at, updated_at) VALUES ('q', 0, 0), ('r', 0, 0)").run();
+    const rows = new RowInserter(db);
+    const row = (i: number, over: Partial<Record<(typeof INSERT_COLUMNS)[number], unknown>> = {}) => {
+      const base: Record<string, unknown> = {
+        queue: "q",
+        state: "active",
+        priority: 0,
+        visible_at: 100,
+        enqueued_at: 100,
+        expires_at: 0,
+        message_id: null,
+        correlation_id: null,
+        reply_to: null,
+        group_id: null,
+        content_type: null,
+        subject: null,
+        properties: null,
+        body: Buffer.from(`b${i}`),
+        max_deliveries: 0,
+        lock_duration_ms: 0,
+        unique_key: null,
+        topic: null,
+        subscription: null,
+        ...over,
+      };
+      return INSERT_COLUMNS.map((c) => base[c]);
+    };
+    const cases = [
+      // one row, all defaults
+      [row(0)],
+      // only the body varies
+      Array.from({ length: 5 }, (_, i) => row(i)),
+      // every row identical (one shared body object)
+      Array.from({ length: 3 }, () => row(9, { body: Buffer.from("same") })),
+      // several columns vary, some rows at a column's default and some not
+      [
+        row(1, { priority: 3, subject: "s" }),
+        row(2, { queue: "r", message_id: "m2" }),
+        row(3, { expires_at: 500, properties: '{"k":"v"}', state: "scheduled", visible_at: 200 }),
+        row(4, { topic: "t", subscription: "sub", max_deliveries: 2, lock_duration_ms: 9 }),
+      ],
+    ];
+    const read = db.prepare(`SELECT ${INSERT_COLUMNS.join(", ")} FROM messages WHERE id = ?`);
+    for (const c of cases) {
+      const last = rows.run(c.flat(), c.length);
+      c.forEach((expected, i) => {
+        const stored = read.get(last - c.length + 1 + i) as Record<string, unknown>;
+        assert.deepEqual(
+          INSERT_COLUMNS.map((col) => stored[col]),
+          expected,
+        );
+      });
+    }
+    db.close();
+  });
+
+  it("a broker batch mixing shapes reads back exactly as sent", async () => {
+    const b = await openBroker(":memory:", { background: false, logger: silentLogger });
+    await b.createQueue("q");
+    const sent = Array.from({ length: 150 }, (_, i) => ({
+      body: `m${i}`,
+      subject: i % 3 === 0 ? "three" : undefined,
+      priority: i % 5 === 0 ? 2 : undefined,
+      properties: i % 7 === 0 ? { n: String(i) } : undefined,
+    }));
+    const seqs = await b.send("q", sent);
+    const got = new Map((await b.peek("q", { max: 200 })).map((m) => [m.seqNumber, m]));
+    seqs.forEach((s, i) => {
+      const m = got.get(s)!;
+      assert.equal(m.body.toString(), `m${i}`);
+      assert.equal(m.subject ?? undefined, sent[i]!.subject);
+      assert.equal(m.priority ?? 0, sent[i]!.priority ?? 0);
+      assert.deepEqual(m.properties ?? undefined, sent[i]!.properties);
+    });
+    await b.close();
+  });
+});
