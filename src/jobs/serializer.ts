@@ -30,6 +30,9 @@ export function deserializeCall(serializer: Serializer, bytes: Uint8Array): unkn
 
 const EMPTY = new Uint8Array(0);
 
+/** What `JSON.stringify` escapes in a string, and surrogates (it decides about pairs itself). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
 /** The default: JSON (so same-language only: no Dates, BigInts or Buffers round-trip). `undefined` is empty bytes. */
 export class JsonSerializer implements Serializer {
   readonly contentType = "application/json";
@@ -41,6 +44,26 @@ export class JsonSerializer implements Serializer {
     } catch (err) {
       throw new SerializationError(`cannot serialize to JSON: ${(err as Error).message}`, { cause: err });
     }
+  }
+
+  /**
+   * `serialize(args)`, byte for byte, with a shortcut for the common call: an argument list of
+   * strings, numbers, booleans and nulls is written here, a string with nothing to escape copied as
+   * it is (`JSON.stringify` examines it character by character, the slowest part of an enqueue).
+   */
+  serializeCall(args: unknown[]): Uint8Array {
+    // A subclass that writes values its own way writes calls its own way too.
+    if (this.serialize !== JsonSerializer.prototype.serialize) return this.serialize(args);
+    let json = "[";
+    for (let i = 0; i < args.length; i++) {
+      const v = args[i];
+      let piece: string;
+      if (typeof v === "string") piece = NEEDS_ESCAPE.test(v) ? JSON.stringify(v) : `"${v}"`;
+      else if (typeof v === "number" || typeof v === "boolean" || v === null) piece = JSON.stringify(v);
+      else return this.serialize(args);
+      json += i === 0 ? piece : `,${piece}`;
+    }
+    return Buffer.from(`${json}]`, "utf8");
   }
 
   deserialize(bytes: Uint8Array): unknown {
