@@ -220,7 +220,11 @@ export class SqliteBroker implements Broker {
     this.claimer = new Claimer(this.db, (at) => this.loops.armReaper(at));
     this.settler = new Settler(this.db);
     this.maintenance = new Maintenance(this.db);
-    this.writer = new Writer(this.db, () => this.checkExternalChange());
+    this.writer = new Writer(
+      this.db,
+      () => this.checkExternalChange(),
+      () => this.dropCaches(),
+    );
     this.waiters = new Waiters<Message>(() => this.checkExternalChange());
     this.settledWaiters = new Waiters(() => this.checkExternalChange());
     this.records = new MessageRecords(this.db);
@@ -276,18 +280,31 @@ export class SqliteBroker implements Broker {
     const v = this.dataVersion.get() as number;
     if (v === this.lastDataVersion) return false;
     this.lastDataVersion = v;
-    this.queues.invalidate();
-    this.subscriptions.invalidate();
-    this.topicLog.invalidate();
+    this.dropCaches();
     // Whoever notices the change wakes the long-polls: a write noticing it first must not swallow it.
     this.waiters?.notifyAll();
     this.settledWaiters?.notifyAll();
     return true;
   }
 
-  private write<T>(fn: (ctx: WriteContext, now: number) => T, signal?: AbortSignal): Promise<T> {
+  /** Drops what is cached of the database (another connection's commit, or a rollback of ours). */
+  private dropCaches(): void {
+    this.queues.invalidate();
+    this.subscriptions.invalidate();
+    this.topicLog.invalidate();
+  }
+
+  /**
+   * Queues a write. The engine's own writes are replayable (they act outside the database only
+   * through their hooks); the application's code in `tx` is not, and runs once.
+   */
+  private write<T>(
+    fn: (ctx: WriteContext, now: number) => T,
+    signal?: AbortSignal,
+    replayable = true,
+  ): Promise<T> {
     if (this.closing) return Promise.reject(new ClosedError());
-    return this.writer.run((ctx) => fn(ctx, this.clock.now()), signal);
+    return this.writer.run((ctx) => fn(ctx, this.clock.now()), signal, replayable);
   }
 
   private read<T>(fn: () => T): Promise<T> {
@@ -596,29 +613,33 @@ export class SqliteBroker implements Broker {
 
   /** Runs the application's SQL and sends in one transaction (the transactional outbox). `fn` is synchronous. */
   tx<T>(fn: (t: Transaction) => T): Promise<T> {
-    return this.write((ctx, now) => {
-      const t: Transaction = {
-        db: this.db,
-        send: (queue, messages, options = {}) => {
-          const scheduledAt = integer(options.scheduledAt, "scheduled_enqueue_time_ms");
-          const ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
-          const out = this.sendPrepared(
-            queue,
-            prepareMessages(messages, this.maxMessageBytes),
-            scheduledAt,
-            ttlMs,
-            now,
-          );
-          this.wake(ctx, out.activated, now);
-          ctx.afterCommit(() => {
-            for (const at of out.scheduledFor) this.loops.armScheduler(at);
-            this.countSent(out);
-          });
-          return out.seqs;
-        },
-      };
-      return fn(t);
-    });
+    return this.write(
+      (ctx, now) => {
+        const t: Transaction = {
+          db: this.db,
+          send: (queue, messages, options = {}) => {
+            const scheduledAt = integer(options.scheduledAt, "scheduled_enqueue_time_ms");
+            const ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
+            const out = this.sendPrepared(
+              queue,
+              prepareMessages(messages, this.maxMessageBytes),
+              scheduledAt,
+              ttlMs,
+              now,
+            );
+            this.wake(ctx, out.activated, now);
+            ctx.afterCommit(() => {
+              for (const at of out.scheduledFor) this.loops.armScheduler(at);
+              this.countSent(out);
+            });
+            return out.seqs;
+          },
+        };
+        return fn(t);
+      },
+      undefined,
+      false,
+    );
   }
 
   // --- receiving and settling -------------------------------------------------------------------

@@ -16,6 +16,8 @@ export interface RegisteredTask {
 /** What a Queue shares with its workers, enqueuer and inspectors. */
 export interface QueueCore {
   broker(): Promise<Broker>;
+  /** The broker once it is open (saves an enqueue the wait for it). */
+  openBroker(): Broker | undefined;
   readonly serializer: Serializer;
   readonly namespace: string | undefined;
   readonly events: QueueEventBus;

@@ -35,6 +35,8 @@ function nonNegative(value: number | undefined, field: string): number | undefin
  */
 export class Enqueuer {
   private readonly known = new Set<string>();
+  /** Engine queue names of this queue's namespace, by job queue. */
+  private readonly names = new Map<string, string>();
 
   constructor(private readonly core: QueueCore) {}
 
@@ -44,55 +46,94 @@ export class Enqueuer {
       throw new QueueError("a task name is required");
     if (!Array.isArray(args)) throw new QueueError("args must be an array of positional arguments");
     const task = this.core.tasks.get(taskName);
-    const ctx = { taskName, args, options: { ...options } };
-    for (const mw of this.core.middleware) mw.onEnqueue?.(ctx);
-    const o = ctx.options;
+    let o = options;
+    if (this.core.middleware.length > 0) {
+      const ctx = { taskName, args, options: { ...options } };
+      for (const mw of this.core.middleware) mw.onEnqueue?.(ctx);
+      args = ctx.args;
+      o = ctx.options;
+    }
     const maxRetries =
       nonNegative(o.maxRetries, "maxRetries") ?? task?.options.maxRetries ?? DEFAULT_MAX_RETRIES;
     const timeoutMs = nonNegative(o.timeoutMs, "timeoutMs") ?? task?.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (timeoutMs < 1) throw new QueueError("timeoutMs must be at least 1");
     const delayMs = nonNegative(o.delayMs, "delayMs") ?? 0;
     const queue = o.queue ?? "default";
+    const serializer = this.core.serializer;
     const message: OutgoingMessage = {
-      body: serializeCall(this.core.serializer, ctx.args),
+      body: serializeCall(serializer, args),
       subject: taskName,
       priority: Math.trunc(o.priority ?? 0),
       maxDeliveryCount: maxRetries + 1,
       lockDurationMs: timeoutMs + LEASE_GRACE_MS,
+      contentType: serializer.contentType,
+      delayMs: delayMs > 0 ? delayMs : undefined,
+      uniqueKey: o.uniqueKey,
     };
-    if (this.core.serializer.contentType) message.contentType = this.core.serializer.contentType;
-    if (delayMs > 0) message.delayMs = delayMs;
-    if (o.uniqueKey !== undefined) message.uniqueKey = o.uniqueKey;
-    const properties: Record<string, string> = {};
-    if (o.metadata !== undefined) {
-      if (typeof o.metadata !== "string") throw new QueueError("metadata must be a string");
-      properties[PROP_METADATA] = o.metadata;
+    if (o.metadata !== undefined || o.notes !== undefined) {
+      const properties: Record<string, string> = {};
+      if (o.metadata !== undefined) {
+        if (typeof o.metadata !== "string") throw new QueueError("metadata must be a string");
+        properties[PROP_METADATA] = o.metadata;
+      }
+      if (o.notes !== undefined) properties[PROP_NOTES] = encodeNotes(o.notes);
+      message.properties = properties;
     }
-    if (o.notes !== undefined) properties[PROP_NOTES] = encodeNotes(o.notes);
-    if (o.metadata !== undefined || o.notes !== undefined) message.properties = properties;
-    const namespace = o.namespace ?? this.core.namespace;
-    return { engineQueue: engineQueue(namespace, queue), queue, taskName, message };
+    return {
+      engineQueue: this.engineQueue(o.namespace ?? this.core.namespace, queue),
+      queue,
+      taskName,
+      message,
+    };
+  }
+
+  /** The engine queue of a job queue, remembered for the queues this process has used. */
+  private engineQueue(namespace: string | undefined, queue: string): string {
+    if (namespace === this.core.namespace) {
+      let name = this.names.get(queue);
+      if (name === undefined) {
+        name = engineQueue(namespace, queue);
+        if (this.names.size < 1024) this.names.set(queue, name);
+      }
+      return name;
+    }
+    return engineQueue(namespace, queue);
   }
 
   /** Sends prepared jobs (grouped per queue, one round trip each) and returns their ids in order. */
   async send(jobs: PreparedJob[]): Promise<string[]> {
-    const broker = await this.core.broker();
-    const ids: string[] = new Array(jobs.length);
-    const byQueue = new Map<string, number[]>();
-    jobs.forEach((j, i) => {
-      const list = byQueue.get(j.engineQueue);
-      if (list) list.push(i);
-      else byQueue.set(j.engineQueue, [i]);
-    });
-    for (const [name, indexes] of byQueue) {
-      const seqs = await this.sendTo(
-        broker,
-        name,
-        indexes.map((i) => jobs[i]!.message),
-      );
-      indexes.forEach((i, k) => {
-        ids[i] = String(seqs[k]);
+    const broker = this.core.openBroker() ?? (await this.core.broker());
+    let ids: string[];
+    const first = jobs[0]?.engineQueue;
+    if (jobs.every((j) => j.engineQueue === first)) {
+      // One queue (the usual call): no grouping.
+      const seqs =
+        first === undefined
+          ? []
+          : await this.sendTo(
+              broker,
+              first,
+              jobs.map((j) => j.message),
+            );
+      ids = seqs.map(String);
+    } else {
+      ids = new Array(jobs.length);
+      const byQueue = new Map<string, number[]>();
+      jobs.forEach((j, i) => {
+        const list = byQueue.get(j.engineQueue);
+        if (list) list.push(i);
+        else byQueue.set(j.engineQueue, [i]);
       });
+      for (const [name, indexes] of byQueue) {
+        const seqs = await this.sendTo(
+          broker,
+          name,
+          indexes.map((i) => jobs[i]!.message),
+        );
+        indexes.forEach((i, k) => {
+          ids[i] = String(seqs[k]);
+        });
+      }
     }
     if (this.core.events.has("job.enqueued")) {
       for (const [i, j] of jobs.entries()) {
@@ -102,17 +143,16 @@ export class Enqueuer {
     return ids;
   }
 
-  private async sendTo(broker: Broker, queue: string, messages: OutgoingMessage[]): Promise<number[]> {
-    if (!this.known.has(queue)) await this.ensureQueue(broker, queue);
-    try {
-      return await broker.send(queue, messages);
-    } catch (err) {
+  private sendTo(broker: Broker, queue: string, messages: OutgoingMessage[]): Promise<number[]> {
+    if (!this.known.has(queue))
+      return this.ensureQueue(broker, queue).then(() => this.sendTo(broker, queue, messages));
+    return broker.send(queue, messages).catch(async (err: unknown) => {
       if (!(err instanceof NotFoundError)) throw err;
       // Deleted behind our back: create it again, once.
       this.known.delete(queue);
       await this.ensureQueue(broker, queue);
       return broker.send(queue, messages);
-    }
+    });
   }
 
   private async ensureQueue(broker: Broker, queue: string): Promise<void> {

@@ -109,6 +109,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     const logger: Logger = stderrLogger;
     this.core = {
       broker: () => (this.resolvedBroker ? Promise.resolve(this.resolvedBroker) : this.brokerPromise),
+      openBroker: () => this.resolvedBroker,
       serializer: options.serializer ?? new JsonSerializer(),
       namespace: options.namespace || undefined,
       events: new QueueEventBus(),

@@ -167,4 +167,105 @@ describe("before-commit hooks", () => {
     );
     assert.deepEqual(seen, ["rolled back"]);
   });
+
+  describe("groups of replayable writes run without a savepoint per write", () => {
+    /** A writer whose writes are replayable; counts rollbacks, runs of each write, and savepoints. */
+    function replayable() {
+      const db = new Database(":memory:");
+      db.exec("CREATE TABLE t (v INTEGER NOT NULL UNIQUE)");
+      const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
+      let rollbacks = 0;
+      let savepoints = 0;
+      // Count the writer's savepoints: its statements are prepared when it is made.
+      const prepare = db.prepare.bind(db);
+      db.prepare = ((source: string) => {
+        const stmt = prepare(source);
+        if (!source.startsWith("SAVEPOINT")) return stmt;
+        const run = stmt.run.bind(stmt);
+        return Object.assign(stmt, { run: () => (savepoints++, run()) });
+      }) as typeof db.prepare;
+      const writer = new Writer(
+        db,
+        () => {},
+        () => {
+          rollbacks++;
+        },
+      );
+      const runs = new Map<number, number>();
+      const events: string[] = [];
+      const write = (v: number, replay = true) =>
+        writer.run(
+          (ctx) => {
+            runs.set(v, (runs.get(v) ?? 0) + 1);
+            ctx.afterCommit(() => events.push(`committed ${v}`));
+            ctx.afterRollback(() => events.push(`undone ${v}`));
+            return Number(insert.run(v).lastInsertRowid);
+          },
+          undefined,
+          replay,
+        );
+      const stored = () =>
+        (db.prepare("SELECT v FROM t ORDER BY v").all() as { v: number }[]).map((r) => r.v);
+      return {
+        db,
+        writer,
+        write,
+        runs,
+        events,
+        stored,
+        rollbacks: () => rollbacks,
+        savepoints: () => savepoints,
+      };
+    }
+
+    it("a group that succeeds runs each write once and takes no savepoint", async () => {
+      const s = replayable();
+      const ids = await Promise.all([s.write(1), s.write(2), s.write(3)]);
+      assert.deepEqual(ids, [1, 2, 3]);
+      assert.deepEqual([...s.runs.values()], [1, 1, 1]);
+      assert.deepEqual(s.events, ["committed 1", "committed 2", "committed 3"]);
+      assert.equal(s.rollbacks(), 0);
+      assert.equal(s.savepoints(), 0);
+    });
+
+    it("a write failing in the group is undone alone: the group runs again with savepoints", async () => {
+      const s = replayable();
+      await s.write(5);
+      s.events.length = 0;
+      const results = await Promise.allSettled([s.write(1), s.write(5), s.write(3)]);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ["fulfilled", "rejected", "fulfilled"],
+      );
+      assert.deepEqual(s.stored(), [1, 3, 5]);
+      // The first pass ran writes 1 and 5 (then rolled back); the second ran all three.
+      assert.deepEqual(Object.fromEntries(s.runs), { 5: 3, 1: 2, 3: 1 });
+      // Undone: the first pass's writes, then the failing write alone; committed once each.
+      assert.deepEqual(s.events, ["undone 1", "undone 5", "undone 5", "committed 1", "committed 3"]);
+      assert.ok(s.rollbacks() >= 2, "each rollback tells the owner its caches are stale");
+    });
+
+    it("after a failure the next groups run with savepoints, so a failing write costs its group one pass", async () => {
+      const s = replayable();
+      await s.write(9);
+      await Promise.allSettled([s.write(1), s.write(9)]);
+      s.runs.clear();
+      await Promise.allSettled([s.write(2), s.write(9), s.write(4)]);
+      assert.deepEqual(Object.fromEntries(s.runs), { 2: 1, 9: 1, 4: 1 });
+    });
+
+    it("a write that is not replayable makes its group run with savepoints: it runs once", async () => {
+      const s = replayable();
+      await s.write(7);
+      s.runs.clear();
+      const results = await Promise.allSettled([s.write(1, false), s.write(7), s.write(3)]);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ["fulfilled", "rejected", "fulfilled"],
+      );
+      assert.deepEqual(Object.fromEntries(s.runs), { 1: 1, 7: 1, 3: 1 });
+      assert.deepEqual(s.stored(), [1, 3, 7]);
+      assert.equal(s.savepoints(), 3);
+    });
+  });
 });
