@@ -182,7 +182,12 @@ describe("before-commit hooks", () => {
         const stmt = prepare(source);
         if (!source.startsWith("SAVEPOINT")) return stmt;
         const run = stmt.run.bind(stmt);
-        return Object.assign(stmt, { run: () => (savepoints++, run()) });
+        return Object.assign(stmt, {
+          run: () => {
+            savepoints++;
+            return run();
+          },
+        });
       }) as typeof db.prepare;
       const writer = new Writer(
         db,
