@@ -558,7 +558,10 @@ export class SqliteBroker implements Broker {
     return out;
   }
 
-  /** A send to a plain queue: the per-message work of a send, without fan-out's bookkeeping. */
+  /**
+   * A send to a plain queue: the per-message work of a send, without fan-out's bookkeeping (and no
+   * `published`: only a publish reads it, and a publish to a queue is refused).
+   */
   private sendToQueue(
     name: string,
     messages: PreparedMessage[],
@@ -573,6 +576,7 @@ export class SqliteBroker implements Broker {
       messages.length > 1
         ? this.inserter.insertRows(messages.map((m) => ({ queue: q, m, t: at(m) })))
         : undefined;
+    let stored = 0;
     for (let i = 0; i < messages.length; i++) {
       const r = many ? many[i]! : this.inserter.insert(q, messages[i]!, at(messages[i]!));
       if (r.kind === "conflict") {
@@ -581,13 +585,13 @@ export class SqliteBroker implements Broker {
       } else {
         out.seqs.push(r.seq);
         if (r.kind === "inserted") {
-          out.stored.set(name, (out.stored.get(name) ?? 0) + 1);
-          if (r.state === "active") out.activated.add(name);
-          else out.scheduledFor.push(r.visibleAt);
+          stored++;
+          if (r.state === "scheduled") out.scheduledFor.push(r.visibleAt);
         }
       }
-      out.published.push({ deliveries: [] });
     }
+    if (stored > 0) out.stored.set(name, stored);
+    if (stored > out.scheduledFor.length) out.activated.add(name);
     return out;
   }
 

@@ -1,11 +1,12 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 
 /** Paths that need no token: exactly `/`, `/healthz`, `/ui`, and everything under `/ui/`. */
 export function isOpenPath(path: string): boolean {
   return path === "/" || path === "/healthz" || path === "/ui" || path.startsWith("/ui/");
 }
 
-const digest = (token: string) => createHash("sha256").update(token).digest();
+/** One-shot (no Hash object): half the cost of `createHash`, paid on every request. */
+const digest = (token: string) => hash("sha256", token, "buffer");
 
 /**
  * Checks `Authorization: Bearer <token>` against every configured token in constant time
