@@ -87,13 +87,14 @@ const CAREFUL_AFTER_FAILURE = 16;
 /**
  * Group commit: writes that arrive together (in one turn of the event loop, e.g. from many HTTP
  * requests or many concurrent callers) run in one `BEGIN IMMEDIATE` transaction and share one
- * commit (one fsync under `synchronous=full`). Each write runs in its own savepoint, so each caller
- * still gets its own result or its own error, and a failed write leaves nothing behind.
+ * commit (one fsync under `synchronous=full`). Each caller still gets its own result or its own
+ * error, and a failed write leaves nothing behind.
  *
- * A write is undone on its own by running it in a savepoint, which costs a third of a small write.
- * So a group of replayable writes (functions of the database alone, whose other effects go through
- * their hooks) runs without them, optimistically; if one throws, the whole transaction is rolled
- * back and the group run again with a savepoint per write, as are the next few groups.
+ * A write is undone alone by running it in a savepoint, which costs a third of a small write. So a
+ * group of replayable writes (functions of the database alone, whose other effects go through their
+ * hooks) runs without savepoints; if one throws, the whole transaction is rolled back and the group
+ * runs again with a savepoint per write, as do the next few groups. A group holding a write that is
+ * not replayable always runs with savepoints.
  */
 export class Writer {
   private pending: PendingWrite[] = [];
