@@ -1,7 +1,7 @@
 import type { Message, ReceiveMode } from "../contract/types.js";
 import type { SqliteDatabase } from "../store/database.js";
 import { decodeMessages, encodeMessages } from "./message-codec.js";
-import { DELIVERY_COLUMNS, deliveredMessage, type MessageRow } from "./message-row.js";
+import { DELIVERY_COLUMNS, deliveredMessage, deliveryRow } from "./message-row.js";
 import type { QueueRow } from "./queue-config.js";
 import { newLockToken } from "./tokens.js";
 
@@ -97,10 +97,11 @@ export class Claimer {
     db: SqliteDatabase,
     private readonly leased: (lockedUntil: number) => void = () => {},
   ) {
-    this.claimGrouped = db.prepare(CLAIM_SQL.grouped);
-    this.claimStrict = db.prepare(CLAIM_SQL.strict);
-    this.claimGroupedGated = db.prepare(claimSql(groupRule, true));
-    this.claimStrictGated = db.prepare(claimSql(strictRule, true));
+    // Raw mode: rows as arrays (see `deliveryRow`).
+    this.claimGrouped = db.prepare(CLAIM_SQL.grouped).raw(true);
+    this.claimStrict = db.prepare(CLAIM_SQL.strict).raw(true);
+    this.claimGroupedGated = db.prepare(claimSql(groupRule, true)).raw(true);
+    this.claimStrictGated = db.prepare(claimSql(strictRule, true)).raw(true);
     this.deleteClaimed = db.prepare("DELETE FROM messages WHERE id = ? AND lock_token = ?");
     this.findAttempt = db.prepare(
       "SELECT response FROM receive_attempts WHERE queue = ? AND attempt_id = ? AND expires_at > ?",
@@ -109,11 +110,13 @@ export class Claimer {
       INSERT INTO receive_attempts (queue, attempt_id, response, created_at, expires_at) VALUES (?, ?, ?, ?, ?)
       ON CONFLICT (queue, attempt_id) DO UPDATE SET response = excluded.response,
         created_at = excluded.created_at, expires_at = excluded.expires_at`);
-    this.claimDeferred = db.prepare(`
+    this.claimDeferred = db
+      .prepare(`
       UPDATE messages SET state = 'locked', locked_until = ${LEASE}, lock_token = @token,
         delivery_count = delivery_count + 1, delivered_at = @now
       WHERE id = @seq AND queue = @queue AND state = 'deferred'
-      RETURNING ${DELIVERY_COLUMNS}`);
+      RETURNING ${DELIVERY_COLUMNS}`)
+      .raw(true);
   }
 
   /**
@@ -140,7 +143,7 @@ export class Claimer {
     while (out.length < max && bytes < RECEIVE_BODY_BUDGET) {
       const token = newLockToken();
       const exclude = gates?.excluded();
-      const row = (
+      const values = (
         exclude === undefined
           ? (strict ? this.claimStrict : this.claimGrouped).get({ queue: queue.name, now, lockUntil, token })
           : (strict ? this.claimStrictGated : this.claimGroupedGated).get({
@@ -150,8 +153,9 @@ export class Claimer {
               token,
               exclude,
             })
-      ) as MessageRow | undefined;
-      if (!row) break;
+      ) as unknown[] | undefined;
+      if (!values) break;
+      const row = deliveryRow(values);
       gates?.claimed(row.subject);
       if (mode === "receive-and-delete") {
         this.deleteClaimed.run(row.id, token);
@@ -175,10 +179,14 @@ export class Claimer {
     const lockUntil = now + queue.lock_duration_ms;
     const out: Message[] = [];
     for (const seq of seqs) {
-      const row = this.claimDeferred.get({ seq, queue: queue.name, now, lockUntil, token: newLockToken() }) as
-        | MessageRow
-        | undefined;
-      if (row) out.push(deliveredMessage(row));
+      const values = this.claimDeferred.get({
+        seq,
+        queue: queue.name,
+        now,
+        lockUntil,
+        token: newLockToken(),
+      }) as unknown[] | undefined;
+      if (values) out.push(deliveredMessage(deliveryRow(values)));
     }
     this.reportLeases(out);
     return out;

@@ -26,9 +26,35 @@ export interface MessageRow {
   lock_duration_ms: number;
 }
 
-/** The column list delivered messages carry (claims, receive-deferred). */
+/** The column list delivered messages carry (claims, receive-deferred), in `deliveryRow`'s order. */
 export const DELIVERY_COLUMNS =
   "id, priority, locked_until, lock_token, delivery_count, enqueued_at, message_id, correlation_id, reply_to, group_id, content_type, subject, properties, body, max_deliveries, lock_duration_ms";
+
+/**
+ * A delivery row from the values of a statement in raw mode (`DELIVERY_COLUMNS` in order). The
+ * driver builds a row object key by key, which costs a claim an eighth of its time; an array and
+ * this literal (one shape for every row) cost a fraction of that.
+ */
+export function deliveryRow(v: readonly unknown[]): MessageRow {
+  return {
+    id: v[0] as number,
+    priority: v[1] as number,
+    locked_until: v[2] as number,
+    lock_token: v[3] as string | null,
+    delivery_count: v[4] as number,
+    enqueued_at: v[5] as number,
+    message_id: v[6] as string | null,
+    correlation_id: v[7] as string | null,
+    reply_to: v[8] as string | null,
+    group_id: v[9] as string | null,
+    content_type: v[10] as string | null,
+    subject: v[11] as string | null,
+    properties: v[12] as string | null,
+    body: v[13] as Buffer,
+    max_deliveries: v[14] as number,
+    lock_duration_ms: v[15] as number,
+  };
+}
 
 /** Every column `peek` shows. */
 export const PEEK_COLUMNS = `${DELIVERY_COLUMNS}, state, visible_at, expires_at, dead_letter_reason, dead_letter_description`;
