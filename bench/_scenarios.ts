@@ -8,7 +8,8 @@ import { concurrentRate, JOB_ARG, JOBS, PAYLOAD_256, sleep } from "./_lib.js";
 /** Sends for `ms`: `producers` concurrent callers, `batch` messages per call; messages per second. */
 export function sendRate(b: Broker, queue: string, producers: number, batch: number, ms: number) {
   const one = { body: PAYLOAD_256 };
-  const many = Array.from({ length: batch }, () => one);
+  // A body of its own per message, as a real batch has: identical values would be bound once.
+  const many = Array.from({ length: batch }, () => ({ body: Buffer.from(PAYLOAD_256) }));
   return concurrentRate(
     producers,
     ms,
