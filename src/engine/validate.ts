@@ -4,18 +4,15 @@ import { InvalidArgumentError } from "../contract/errors.js";
 export const MAX_DURATION_MS = 10 * 365 * 24 * 3600 * 1000;
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/** `String.prototype.isWellFormed` (Node 20+), a single pass without a regular expression. */
-const nativeIsWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed;
 
 /**
  * False for a string with a lone surrogate: it has no UTF-8 form, so SQLite would store bytes that
  * read back as something else (and two different names as one).
  */
-export const isWellFormed: (value: string) => boolean = nativeIsWellFormed
-  ? (value) => nativeIsWellFormed.call(value)
-  : (value) => !LONE_SURROGATE.test(value);
+export function isWellFormed(value: string): boolean {
+  // ES2024 (Node 20+); the project's lib setting is ES2023.
+  return (value as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
 
 /** A name for a queue, subscription or topic: 1..256 characters, no control characters, not blank. */
 export function requireName(value: unknown, what: string): string {

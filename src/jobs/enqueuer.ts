@@ -35,8 +35,6 @@ function nonNegative(value: number | undefined, field: string): number | undefin
  */
 export class Enqueuer {
   private readonly known = new Set<string>();
-  /** Engine queue names of this queue's namespace, by job queue. */
-  private readonly names = new Map<string, string>();
 
   constructor(private readonly core: QueueCore) {}
 
@@ -80,24 +78,11 @@ export class Enqueuer {
       message.properties = properties;
     }
     return {
-      engineQueue: this.engineQueue(o.namespace ?? this.core.namespace, queue),
+      engineQueue: engineQueue(o.namespace ?? this.core.namespace, queue),
       queue,
       taskName,
       message,
     };
-  }
-
-  /** The engine queue of a job queue, remembered for the queues this process has used. */
-  private engineQueue(namespace: string | undefined, queue: string): string {
-    if (namespace === this.core.namespace) {
-      let name = this.names.get(queue);
-      if (name === undefined) {
-        name = engineQueue(namespace, queue);
-        if (this.names.size < 1024) this.names.set(queue, name);
-      }
-      return name;
-    }
-    return engineQueue(namespace, queue);
   }
 
   /** Sends prepared jobs (grouped per queue, one round trip each) and returns their ids in order. */
