@@ -146,6 +146,8 @@ interface SendOutcome {
   stored: Map<string, number>;
   /** Per message: what a publish to a topic made of it. */
   published: PublishResult[];
+  /** Filters that failed at run time (logged once the send commits, so a replayed group logs once). */
+  filterFailures: { topic: string; subscription: string; err: string }[];
 }
 
 /** A single-message send whose id was seen with another body within the dedup window. */
@@ -444,15 +446,7 @@ export class SqliteBroker implements Broker {
       return Promise.reject(err);
     }
     if (prepared.length === 0) return Promise.resolve([]);
-    return this.write((ctx, now) => {
-      const out = this.sendPrepared(queue, prepared, scheduledAt, ttlMs, now);
-      this.wake(ctx, out.activated, now);
-      ctx.afterCommit(() => {
-        for (const at of out.scheduledFor) this.loops.armScheduler(at);
-        this.countSent(out);
-      });
-      return out.seqs;
-    });
+    return this.write((ctx, now) => this.sendIn(ctx, queue, prepared, scheduledAt, ttlMs, now).seqs);
   }
 
   schedule(
@@ -470,6 +464,27 @@ export class SqliteBroker implements Broker {
    * task subscription) and stores it once in its log when an active log subscription takes it or
    * the topic is declared.
    */
+  /** Sends inside a write and arranges what follows its commit: wake-ups, the scheduler, counters, warnings. */
+  private sendIn(
+    ctx: WriteContext,
+    name: string,
+    messages: PreparedMessage[],
+    scheduledAt: number,
+    ttlMs: number,
+    now: number,
+  ): SendOutcome {
+    const out = this.sendPrepared(name, messages, scheduledAt, ttlMs, now);
+    this.wake(ctx, out.activated, now);
+    ctx.afterCommit(() => {
+      for (const at of out.scheduledFor) this.loops.armScheduler(at);
+      this.countSent(out);
+      for (const f of out.filterFailures) {
+        this.logger.warn(f, "filter failed at run time; message not routed to this subscription");
+      }
+    });
+    return out;
+  }
+
   private sendPrepared(
     name: string,
     messages: PreparedMessage[],
@@ -490,6 +505,7 @@ export class SqliteBroker implements Broker {
       scheduledFor: [],
       stored: new Map(),
       published: [],
+      filterFailures: [],
     };
     const timing = { now, visibleAt, ttlMs };
     const isTopic = targets !== undefined || declared !== undefined;
@@ -501,7 +517,7 @@ export class SqliteBroker implements Broker {
       const copies: (RowToInsert & { kind: "queue" | "task"; sub: string })[] = [];
       let toLog = false;
       for (const t of targets ?? []) {
-        if (!this.accepts(t, m, now, at.visibleAt)) continue;
+        if (!this.accepts(t, m, now, at.visibleAt, out)) continue;
         if (t.kind === "queue") {
           copies.push({ queue: this.queues.require(t.name), m, t: at, kind: "queue", sub: t.name });
         } else if (t.kind === "task") {
@@ -596,14 +612,11 @@ export class SqliteBroker implements Broker {
   }
 
   /** Whether a subscription takes a copy: not paused, and its filter says yes (fail-closed). */
-  private accepts(t: Target, m: PreparedMessage, now: number, visibleAt: number): boolean {
+  private accepts(t: Target, m: PreparedMessage, now: number, visibleAt: number, out: SendOutcome): boolean {
     if (t.paused) return false;
     if (!t.filter) return true;
     return t.filter.matches(filterMessage(m, now, visibleAt), (err) =>
-      this.logger.warn(
-        { topic: t.topic, subscription: t.name, err: err.message },
-        "filter failed at run time; message not routed to this subscription",
-      ),
+      out.filterFailures.push({ topic: t.topic, subscription: t.name, err: err.message }),
     );
   }
 
@@ -624,19 +637,8 @@ export class SqliteBroker implements Broker {
           send: (queue, messages, options = {}) => {
             const scheduledAt = integer(options.scheduledAt, "scheduled_enqueue_time_ms");
             const ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
-            const out = this.sendPrepared(
-              queue,
-              prepareMessages(messages, this.maxMessageBytes),
-              scheduledAt,
-              ttlMs,
-              now,
-            );
-            this.wake(ctx, out.activated, now);
-            ctx.afterCommit(() => {
-              for (const at of out.scheduledFor) this.loops.armScheduler(at);
-              this.countSent(out);
-            });
-            return out.seqs;
+            const prepared = prepareMessages(messages, this.maxMessageBytes);
+            return this.sendIn(ctx, queue, prepared, scheduledAt, ttlMs, now).seqs;
           },
         };
         return fn(t);
@@ -980,13 +982,7 @@ export class SqliteBroker implements Broker {
     }
     return this.write((ctx, now) => {
       if (this.queues.get(topic)) throw new NameConflictError(`mqlite: "${topic}" is a queue, not a topic`);
-      const out = this.sendPrepared(topic, prepared, scheduledAt, ttlMs, now);
-      this.wake(ctx, out.activated, now);
-      ctx.afterCommit(() => {
-        for (const at of out.scheduledFor) this.loops.armScheduler(at);
-        this.countSent(out);
-      });
-      return out.published[0]!;
+      return this.sendIn(ctx, topic, prepared, scheduledAt, ttlMs, now).published[0]!;
     });
   }
 
