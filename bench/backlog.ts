@@ -82,17 +82,17 @@ async function fill(backlog: number, path: string): Promise<Filled> {
 
   const raw = rawDb(`${path}.raw`, "normal");
   raw.db.transaction(() => {
-    for (let n = 0; n < backlog; n++) raw.insert.run("q", 0, PAYLOAD_256);
+    for (let n = 0; n < backlog; n++) raw.insert.run(raw.queue, 0, PAYLOAD_256);
   })();
   const rawP50: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     const samples: number[] = [];
     for (let i = 0; i < SAMPLES; i++) {
       const t = performance.now();
-      const row = raw.claim.get(Date.now() + 60_000) as { id: number };
+      const row = raw.claim.get(Date.now() + 60_000, raw.queue) as { id: number };
       samples.push(performance.now() - t);
       raw.del.run(row.id);
-      raw.insert.run("q", 0, PAYLOAD_256);
+      raw.insert.run(raw.queue, 0, PAYLOAD_256);
     }
     rawP50.push(median(samples));
   }

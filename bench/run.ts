@@ -41,6 +41,11 @@ function machine() {
     cwd: root,
     encoding: "utf8",
   }).stdout.trim();
+  // Figures of code that differs from the commit say so.
+  const dirty = spawnSync("git", ["status", "--porcelain", "--", "src", "bench/*.ts", "package.json"], {
+    cwd: root,
+    encoding: "utf8",
+  }).stdout.trim();
   return {
     date: new Date().toISOString(),
     cpu: cpus()[0]?.model ?? "unknown",
@@ -52,7 +57,7 @@ function machine() {
     sqlite,
     betterSqlite3: version("better-sqlite3"),
     loadAverageAtStart: loadavg().map((l) => Math.round(l * 100) / 100),
-    commit: git,
+    commit: dirty ? `${git} with uncommitted changes` : git,
     rounds: ROUNDS,
     jobs: JOBS,
     peers: {
@@ -274,6 +279,8 @@ if (filters.length === 0) {
     "`bench/results/latest.json`. Every figure is the median of its rounds, each system measured in the",
     "same run as its baselines (rounds interleaved, so a noisy neighbour hurts everyone alike).",
     `Payloads are 256 bytes; drains are ${JOBS.toLocaleString("en-US")} no-op jobs. A ratio compares a figure with the named system in the same scenario.`,
+    "The raw better-sqlite3 baselines are the least a queue can be: one table, one partial index, rows",
+    "carrying the same queue name as the system they are compared with.",
     "",
     "## Machine",
     "",
