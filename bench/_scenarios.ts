@@ -195,9 +195,12 @@ export function rawSendBatch(r: Raw, batch: number, ms: number): number {
   return (n * 1000) / (performance.now() - start);
 }
 
-/** Raw: `copies` inserts (one per subscription) per transaction; publishes per second. */
-export function rawFanOut(r: Raw, copies: number, ms: number): number {
-  const queues = Array.from({ length: copies }, (_, i) => `sub-${i}`);
+/**
+ * Raw: `copies` inserts (one per subscription, named `${prefix}${i}` as the compared system names
+ * its subscriptions) per transaction; publishes per second.
+ */
+export function rawFanOut(r: Raw, copies: number, ms: number, prefix = "sub-"): number {
+  const queues = Array.from({ length: copies }, (_, i) => `${prefix}${i}`);
   const tx = r.db.transaction(() => {
     const now = Date.now();
     for (const q of queues) r.insert.run(q, now, PAYLOAD_256);

@@ -97,7 +97,7 @@ export async function run(): Promise<import("./_lib.js").SuiteResult> {
         (b) => fanOutRate(b, "t", 4, MS),
         (b) => fanOutTopic(b, "t", 10),
       ),
-      raw("normal", (r) => rawFanOut(r, 10, MS)),
+      raw("normal", (r) => rawFanOut(r, 10, MS, "t-sub-")),
     ],
   );
 
