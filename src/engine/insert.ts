@@ -3,7 +3,7 @@ import { GroupRequiredError } from "../contract/errors.js";
 import type { SqliteDatabase } from "../store/database.js";
 import type { PreparedMessage } from "./outgoing.js";
 import type { QueueRow } from "./queue-config.js";
-import { RowInserter } from "./row-insert.js";
+import { COLUMN_COUNT, RowInserter } from "./row-insert.js";
 
 /** What happened to one message sent to one queue. */
 export type InsertOutcome =
@@ -89,8 +89,8 @@ export class MessageInserter {
           : { kind: "conflict" };
       }
     }
-    const values: unknown[] = [];
-    const state = pushRow(values, queue, m, t, origin);
+    const values: unknown[] = new Array(COLUMN_COUNT);
+    const state = writeRow(values, 0, queue, m, t, origin);
     const seq = this.rows.run(values, 1);
     if (dedupKey !== undefined && hash !== undefined) {
       this.upsertDedup.run(queue.name, dedupKey, hash, seq, t.now);
@@ -111,8 +111,9 @@ export class MessageInserter {
     const out: InsertOutcome[] = [];
     for (let from = 0; from < rows.length; from += ROWS_PER_STATEMENT) {
       const chunk = rows.slice(from, from + ROWS_PER_STATEMENT);
-      const values: unknown[] = [];
-      const states = chunk.map((r) => pushRow(values, r.queue, r.m, r.t, r.origin));
+      // Sized up front: growing an array row by row cost more than writing the rows.
+      const values: unknown[] = new Array(chunk.length * COLUMN_COUNT);
+      const states = chunk.map((r, i) => writeRow(values, i * COLUMN_COUNT, r.queue, r.m, r.t, r.origin));
       const last = this.rows.run(values, chunk.length);
       // One statement's rows take consecutive ids (AUTOINCREMENT, under the write lock).
       chunk.forEach((r, i) => {
@@ -129,11 +130,12 @@ export class MessageInserter {
 }
 
 /**
- * Appends one row's values (in `INSERT_COLUMNS` order) for a message sent to `queue`; returns its state.
- * The TTL is anchored at the delivery time and capped by the queue's default.
+ * Writes one row's values (in `INSERT_COLUMNS` order) at `at` for a message sent to `queue`; returns
+ * its state. The TTL is anchored at the delivery time and capped by the queue's default.
  */
-function pushRow(
+function writeRow(
   values: unknown[],
+  at: number,
   queue: QueueRow,
   m: PreparedMessage,
   t: InsertTiming,
@@ -142,27 +144,25 @@ function pushRow(
   let ttl = t.ttlMs;
   if (queue.default_ttl_ms > 0 && (ttl <= 0 || ttl > queue.default_ttl_ms)) ttl = queue.default_ttl_ms;
   const state = t.visibleAt > t.now ? "scheduled" : "active";
-  values.push(
-    queue.name,
-    state,
-    // strict_fifo delivers in sequence order only: priority would break it, so it is not stored.
-    queue.ordering_mode === "strict_fifo" ? 0 : m.priority,
-    t.visibleAt,
-    t.now,
-    ttl > 0 ? t.visibleAt + ttl : 0,
-    m.messageId,
-    m.correlationId,
-    m.replyTo,
-    m.groupId,
-    m.contentType,
-    m.subject,
-    m.propertiesJson,
-    m.body,
-    m.maxDeliveries,
-    m.lockDurationMs,
-    m.uniqueKey,
-    origin?.topic ?? null,
-    origin?.subscription ?? null,
-  );
+  values[at] = queue.name;
+  values[at + 1] = state;
+  // strict_fifo delivers in sequence order only: priority would break it, so it is not stored.
+  values[at + 2] = queue.ordering_mode === "strict_fifo" ? 0 : m.priority;
+  values[at + 3] = t.visibleAt;
+  values[at + 4] = t.now;
+  values[at + 5] = ttl > 0 ? t.visibleAt + ttl : 0;
+  values[at + 6] = m.messageId;
+  values[at + 7] = m.correlationId;
+  values[at + 8] = m.replyTo;
+  values[at + 9] = m.groupId;
+  values[at + 10] = m.contentType;
+  values[at + 11] = m.subject;
+  values[at + 12] = m.propertiesJson;
+  values[at + 13] = m.body;
+  values[at + 14] = m.maxDeliveries;
+  values[at + 15] = m.lockDurationMs;
+  values[at + 16] = m.uniqueKey;
+  values[at + 17] = origin?.topic ?? null;
+  values[at + 18] = origin?.subscription ?? null;
   return state;
 }

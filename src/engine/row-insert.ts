@@ -76,15 +76,18 @@ export class RowInserter {
       if (!same) varying |= 1 << c;
       else if (first === DEFAULTS[c]) omitted |= 1 << c;
     }
-    const params: unknown[] = [];
+    // The shared values once, then each row's varying ones (sized up front, written in place).
+    const shared: number[] = [];
+    const perRow: number[] = [];
     for (let c = 0; c < COLUMN_COUNT; c++) {
-      if (!((varying | omitted) & (1 << c))) params.push(values[c]);
+      if (varying & (1 << c)) perRow.push(c);
+      else if (!(omitted & (1 << c))) shared.push(c);
     }
-    if (varying !== 0) {
-      for (let r = 0; r < rows; r++) {
-        const base = r * COLUMN_COUNT;
-        for (let c = 0; c < COLUMN_COUNT; c++) if (varying & (1 << c)) params.push(values[base + c]);
-      }
+    const params: unknown[] = new Array(shared.length + rows * perRow.length);
+    let p = 0;
+    for (const c of shared) params[p++] = values[c];
+    for (let base = 0; perRow.length > 0 && base < rows * COLUMN_COUNT; base += COLUMN_COUNT) {
+      for (const c of perRow) params[p++] = values[base + c];
     }
     return Number(this.statement(rows, varying, omitted).run(params).lastInsertRowid);
   }
