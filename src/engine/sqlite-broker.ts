@@ -458,12 +458,6 @@ export class SqliteBroker implements Broker {
     return this.send(queue, messages, { ...options, scheduledAt });
   }
 
-  /**
-   * The one publish path, inside the write transaction: a plain queue stores each message; a topic
-   * fans each message out to its matching subscriptions (a copy per queue subscription, a job per
-   * task subscription) and stores it once in its log when an active log subscription takes it or
-   * the topic is declared.
-   */
   /** Sends inside a write and arranges what follows its commit: wake-ups, the scheduler, counters, warnings. */
   private sendIn(
     ctx: WriteContext,
@@ -485,6 +479,12 @@ export class SqliteBroker implements Broker {
     return out;
   }
 
+  /**
+   * The one publish path, inside the write transaction: a plain queue stores each message; a topic
+   * fans each message out to its matching subscriptions (a copy per queue subscription, a job per
+   * task subscription) and stores it once in its log when an active log subscription takes it or
+   * the topic is declared.
+   */
   private sendPrepared(
     name: string,
     messages: PreparedMessage[],
