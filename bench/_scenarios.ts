@@ -144,8 +144,9 @@ export interface Raw {
 }
 
 /**
- * One table, one partial claim index: the least a queue can be. Its rows carry `queue` as their
- * queue name: the same name the system it is compared with writes, so both store the same bytes.
+ * One table, one partial claim index, ids never reused (AUTOINCREMENT): the least a queue can be.
+ * Its rows carry `queue` as their queue name: the same name the system it is compared with writes,
+ * so both store the same bytes.
  */
 export function rawDb(file: string, sync: Sync, queue = "q"): Raw {
   const db = new Database(file);

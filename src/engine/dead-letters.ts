@@ -1,5 +1,6 @@
 import type { SqliteDatabase } from "../store/database.js";
 import type { QueueRow } from "./queue-config.js";
+import type { SequenceNumbers } from "./sequence-numbers.js";
 
 /** The broker-wide DLQ retention bounds a queue inherits (0 = no bound). */
 export interface DlqBounds {
@@ -34,7 +35,10 @@ export class DeadLetters {
   private readonly overBytes;
   private readonly deleteUpTo;
 
-  constructor(db: SqliteDatabase) {
+  constructor(
+    db: SqliteDatabase,
+    private readonly ids: SequenceNumbers,
+  ) {
     this.candidates = db.prepare(`
       SELECT id FROM messages WHERE queue = @queue AND state = 'dead_lettered' AND (@cutoff = 0 OR enqueued_at < @cutoff)
       ORDER BY id LIMIT @limit`);
@@ -49,9 +53,9 @@ export class DeadLetters {
             AND l.state IN ('active', 'locked', 'deferred', 'scheduled')) THEN NULL ELSE unique_key END
       WHERE id = @id AND state = 'dead_lettered'`);
     this.copyTo = db.prepare(`
-      INSERT INTO messages (queue, state, priority, visible_at, enqueued_at, expires_at, message_id, correlation_id,
+      INSERT INTO messages (id, queue, state, priority, visible_at, enqueued_at, expires_at, message_id, correlation_id,
         reply_to, group_id, content_type, subject, properties, body)
-      SELECT @target, 'active', priority, @now, @now, 0, message_id, correlation_id, reply_to, group_id, content_type,
+      SELECT @seq, @target, 'active', priority, @now, @now, 0, message_id, correlation_id, reply_to, group_id, content_type,
         subject, properties, body
       FROM messages WHERE id = @id AND state = 'dead_lettered'`);
     this.deleteRow = db.prepare("DELETE FROM messages WHERE id = ?");
@@ -99,7 +103,7 @@ export class DeadLetters {
     for (const id of ids) {
       if (target === undefined) {
         moved += this.redriveInPlace.run({ id, now }).changes;
-      } else if (this.copyTo.run({ target, now, id }).changes > 0) {
+      } else if (this.copyTo.run({ target, now, id, seq: this.ids.take(1) }).changes > 0) {
         this.deleteRow.run(id);
         moved++;
       }

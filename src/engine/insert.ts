@@ -4,6 +4,7 @@ import type { SqliteDatabase } from "../store/database.js";
 import type { PreparedMessage } from "./outgoing.js";
 import type { QueueRow } from "./queue-config.js";
 import { COLUMN_COUNT, RowInserter } from "./row-insert.js";
+import type { SequenceNumbers } from "./sequence-numbers.js";
 
 /** What happened to one message sent to one queue. */
 export type InsertOutcome =
@@ -53,8 +54,8 @@ export class MessageInserter {
   private readonly upsertDedup;
   private readonly findLive;
 
-  constructor(db: SqliteDatabase) {
-    this.rows = new RowInserter(db);
+  constructor(db: SqliteDatabase, ids: SequenceNumbers) {
+    this.rows = new RowInserter(db, ids);
     this.findLive = db.prepare(`
       SELECT id FROM messages INDEXED BY idx_msg_unique_key
       WHERE queue = ? AND unique_key = ? AND unique_key IS NOT NULL AND state IN ('active', 'locked', 'deferred', 'scheduled')`);
@@ -115,7 +116,7 @@ export class MessageInserter {
       const values: unknown[] = new Array(chunk.length * COLUMN_COUNT);
       const states = chunk.map((r, i) => writeRow(values, i * COLUMN_COUNT, r.queue, r.m, r.t, r.origin));
       const last = this.rows.run(values, chunk.length);
-      // One statement's rows take consecutive ids (AUTOINCREMENT, under the write lock).
+      // One statement's rows take consecutive ids.
       chunk.forEach((r, i) => {
         out.push({
           kind: "inserted",

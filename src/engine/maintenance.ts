@@ -1,5 +1,6 @@
 import type { SqliteDatabase } from "../store/database.js";
 import { DeadLetters, type DlqBounds } from "./dead-letters.js";
+import type { SequenceNumbers } from "./sequence-numbers.js";
 import { MAX_DELIVERY_REASON } from "./settle.js";
 
 /** What one maintenance pass changed, so the caller can wake waiters and re-arm timers. */
@@ -52,8 +53,11 @@ export class Maintenance {
   private readonly dropAttempts;
   readonly deadLetters: DeadLetters;
 
-  constructor(private readonly db: SqliteDatabase) {
-    this.deadLetters = new DeadLetters(db);
+  constructor(
+    private readonly db: SqliteDatabase,
+    ids: SequenceNumbers,
+  ) {
+    this.deadLetters = new DeadLetters(db, ids);
     // A message's own delivery limit, when it has one, wins over its queue's.
     const atLimit = `delivery_count >= CASE WHEN max_deliveries > 0 THEN max_deliveries
       ELSE (SELECT max_delivery_count FROM queues q WHERE q.name = messages.queue) END`;

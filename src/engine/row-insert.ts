@@ -1,5 +1,6 @@
 import type { Statement } from "better-sqlite3";
 import type { SqliteDatabase } from "../store/database.js";
+import type { SequenceNumbers } from "./sequence-numbers.js";
 
 /** The columns a send writes, in the order `RowValues` holds them. */
 export const INSERT_COLUMNS = [
@@ -45,17 +46,21 @@ const MAX_SHAPES = 256;
  * default is not written, a value every row shares is bound once, and only the values that differ
  * from row to row are bound per row:
  *
- *   INSERT INTO messages (queue, state, ..., body)
- *   SELECT ?, ?, ..., column1 FROM (VALUES (?), (?), ...)
+ *   INSERT INTO messages (id, queue, state, ..., body)
+ *   SELECT ? + column1, ?, ?, ..., column2 FROM (VALUES (0, ?), (1, ?), ...)
  *
  * Binding a value costs SQLite and its driver more than storing it: a batch of jobs (same queue,
  * task and options, one body each) binds one value per row instead of nineteen, which halves the
- * cost of the INSERT. The rows are inserted in the order given and take consecutive ids.
+ * cost of the INSERT. The rows are inserted in the order given and take consecutive ids from
+ * `ids`: the first is bound once, each row adds its index (a literal in the statement).
  */
 export class RowInserter {
   private readonly shapes = new Map<string, Statement>();
 
-  constructor(private readonly db: SqliteDatabase) {}
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly ids: SequenceNumbers,
+  ) {}
 
   /**
    * Inserts `rows` rows whose values are `values` (`COLUMN_COUNT` per row, in `INSERT_COLUMNS`
@@ -83,13 +88,16 @@ export class RowInserter {
       if (varying & (1 << c)) perRow.push(c);
       else if (!(omitted & (1 << c))) shared.push(c);
     }
-    const params: unknown[] = new Array(shared.length + rows * perRow.length);
-    let p = 0;
+    const first = this.ids.take(rows);
+    const params: unknown[] = new Array(1 + shared.length + rows * perRow.length);
+    params[0] = first;
+    let p = 1;
     for (const c of shared) params[p++] = values[c];
     for (let base = 0; perRow.length > 0 && base < rows * COLUMN_COUNT; base += COLUMN_COUNT) {
       for (const c of perRow) params[p++] = values[base + c];
     }
-    return Number(this.statement(rows, varying, omitted).run(params).lastInsertRowid);
+    this.statement(rows, varying, omitted).run(params);
+    return first + rows - 1;
   }
 
   private statement(rows: number, varying: number, omitted: number): Statement {
@@ -106,16 +114,17 @@ export class RowInserter {
 
 /** The INSERT for `rows` rows with these varying and omitted columns (bit c: `INSERT_COLUMNS[c]`). */
 export function shapeSql(rows: number, varying: number, omitted: number): string {
-  const columns: string[] = [];
-  const select: string[] = [];
+  const columns = ["id"];
+  const select = [rows === 1 ? "?" : "? + column1"];
   let perRow = 0;
   INSERT_COLUMNS.forEach((name, c) => {
     if (omitted & (1 << c)) return;
     columns.push(name);
-    select.push(varying & (1 << c) ? `column${++perRow}` : "?");
+    select.push(varying & (1 << c) ? `column${++perRow + 1}` : "?");
   });
   const head = `INSERT INTO messages (${columns.join(", ")})`;
   if (rows === 1) return `${head} VALUES (${select.join(", ")})`;
-  const tuple = perRow === 0 ? "(NULL)" : `(${Array(perRow).fill("?").join(", ")})`;
-  return `${head} SELECT ${select.join(", ")} FROM (VALUES ${Array(rows).fill(tuple).join(", ")})`;
+  const marks = ", ?".repeat(perRow);
+  const tuples = Array.from({ length: rows }, (_, i) => `(${i}${marks})`);
+  return `${head} SELECT ${select.join(", ")} FROM (VALUES ${tuples.join(", ")})`;
 }

@@ -90,6 +90,7 @@ import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "./message-row.js";
 import { type PreparedMessage, prepareMessages } from "./outgoing.js";
 import { QueueRegistry } from "./queue-registry.js";
 import { MultiReceiver } from "./receive-any.js";
+import { SequenceNumbers } from "./sequence-numbers.js";
 import { type KeepOptions, type SettleEffect, Settler } from "./settle.js";
 import { awaitSettled } from "./settled-waits.js";
 import { Subscriptions, type Target, taskSpec } from "./subscriptions.js";
@@ -170,6 +171,7 @@ export class SqliteBroker implements Broker {
   private readonly topicLog: TopicLog;
   private allTopicCounts: { all(...params: unknown[]): unknown[] } | undefined;
   private oneTopicCounts: { all(...params: unknown[]): unknown[] } | undefined;
+  private readonly ids: SequenceNumbers;
   private readonly inserter: MessageInserter;
   private readonly claimer: Claimer;
   private readonly settler: Settler;
@@ -218,10 +220,11 @@ export class SqliteBroker implements Broker {
       compileFilter(source, this.logger),
     );
     this.topicLog = new TopicLog(this.db);
-    this.inserter = new MessageInserter(this.db);
+    this.ids = new SequenceNumbers(this.db);
+    this.inserter = new MessageInserter(this.db, this.ids);
     this.claimer = new Claimer(this.db, (at) => this.loops.armReaper(at));
     this.settler = new Settler(this.db);
-    this.maintenance = new Maintenance(this.db);
+    this.maintenance = new Maintenance(this.db, this.ids);
     this.writer = new Writer(
       this.db,
       () => this.checkExternalChange(),
@@ -291,6 +294,7 @@ export class SqliteBroker implements Broker {
 
   /** Drops what is cached of the database (another connection's commit, or a rollback of ours). */
   private dropCaches(): void {
+    this.ids.forget();
     this.queues.invalidate();
     this.subscriptions.invalidate();
     this.topicLog.invalidate();
@@ -1296,6 +1300,13 @@ export class SqliteBroker implements Broker {
         this.waiters.close();
         this.settledWaiters.close();
         await this.writer.close();
+        if (this.ids.holding) {
+          try {
+            this.writer.runNow(() => this.ids.release());
+          } catch {
+            // Not given back (the file is busy or gone): a gap in the numbers, nothing lost.
+          }
+        }
         this.db.close();
       })();
     }

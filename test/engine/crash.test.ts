@@ -55,6 +55,10 @@ describe("crash recovery", () => {
           await broker.complete("crash", m.seqNumber, m.lockToken!);
         }
       }
+      // The dead process's block of sequence numbers is not handed out again, even where its
+      // newest messages were completed (deleted) before it died.
+      const [next] = await broker.send("crash", { body: "after the crash" });
+      assert.ok(next! > Math.max(...sent.keys()), `sequence number ${next} was handed out before the crash`);
       await broker.close();
 
       for (const seq of completed) assert.ok(!remaining.has(seq), `completed message ${seq} reappeared`);

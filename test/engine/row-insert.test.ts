@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { silentLogger } from "../../src/engine/logger.js";
 import { openBroker } from "../../src/engine/open.js";
 import { COLUMN_COUNT, INSERT_COLUMNS, RowInserter, shapeSql } from "../../src/engine/row-insert.js";
+import { SequenceNumbers } from "../../src/engine/sequence-numbers.js";
 import { openDatabase } from "../../src/store/database.js";
 
 // Rows are written with statements shaped to them: defaults left out, shared values bound once,
@@ -13,22 +14,27 @@ describe("shaped row inserts", () => {
   it("a single row leaves its defaults out and binds the rest once", () => {
     const sql = shapeSql(1, 0, bit("message_id") | bit("topic"));
     assert.doesNotMatch(sql, /message_id|topic/);
-    assert.match(sql, /^INSERT INTO messages \(queue, state, .*\) VALUES \(\?(, \?)*\)$/);
-    assert.equal(sql.match(/\?/g)?.length, COLUMN_COUNT - 2);
+    assert.match(sql, /^INSERT INTO messages \(id, queue, state, .*\) VALUES \(\?(, \?)*\)$/);
+    // The id, then every column but the two left out.
+    assert.equal(sql.match(/\?/g)?.length, 1 + COLUMN_COUNT - 2);
   });
 
   it("many rows bind shared values in the SELECT list and varying ones per row", () => {
     const sql = shapeSql(3, bit("body") | bit("subject"), bit("topic"));
-    assert.match(sql, /SELECT .*column1.*column2.* FROM \(VALUES \(\?, \?\), \(\?, \?\), \(\?, \?\)\)$/);
-    // subject comes before body in the column order, so it is column1.
+    // Each row's index is a literal: the first id is bound once and each row adds its index.
+    assert.match(
+      sql,
+      /SELECT \? \+ column1, .*column2.*column3.* FROM \(VALUES \(0, \?, \?\), \(1, \?, \?\), \(2, \?, \?\)\)$/,
+    );
+    // subject comes before body in the column order, so it is column2.
     assert.match(sql, /subject, properties, body/);
-    assert.match(sql, /SELECT (\?, ){11}column1, \?, column2/);
+    assert.match(sql, /SELECT \? \+ column1, (\?, ){11}column2, \?, column3/);
   });
 
   it("stores every row's own values, in order, with consecutive ids, whatever varies", () => {
     const db = openDatabase(":memory:", { now: 0 });
     db.prepare("INSERT INTO queues (name, created_at, updated_at) VALUES ('q', 0, 0), ('r', 0, 0)").run();
-    const rows = new RowInserter(db);
+    const rows = new RowInserter(db, new SequenceNumbers(db));
     const row = (i: number, over: Partial<Record<(typeof INSERT_COLUMNS)[number], unknown>> = {}) => {
       const base: Record<string, unknown> = {
         queue: "q",
@@ -70,8 +76,11 @@ describe("shaped row inserts", () => {
       ],
     ];
     const read = db.prepare(`SELECT ${INSERT_COLUMNS.join(", ")} FROM messages WHERE id = ?`);
+    let expectedLast = 0;
     for (const c of cases) {
       const last = rows.run(c.flat(), c.length);
+      expectedLast += c.length;
+      assert.equal(last, expectedLast);
       c.forEach((expected, i) => {
         const stored = read.get(last - c.length + 1 + i) as Record<string, unknown>;
         assert.deepEqual(

@@ -83,9 +83,41 @@ describe("store: migrations", () => {
       [
         { version: 4, name: "state_check" },
         { version: 5, name: "priority_claim_index" },
+        { version: 6, name: "sequence_reservations" },
       ],
     );
+    // 6 (sequence_reservations): ids come from the reservation, not from AUTOINCREMENT.
+    assert.doesNotMatch(messagesSql(other), /AUTOINCREMENT/);
     other.close();
+  });
+
+  it("6 (sequence_reservations): numbering goes on above the highest ever handed out, deleted or not", async () => {
+    const path = tmp.file("v5.db");
+    fileAtVersion(path, 5);
+    const db = new Database(path);
+    const insert = db.prepare(
+      "INSERT INTO messages (queue, state, enqueued_at, body) VALUES ('q', 'active', 0, x'6869')",
+    );
+    for (let i = 0; i < 4; i++) insert.run();
+    // The four newest deleted: only the first (id 1) is left; AUTOINCREMENT's counter says 5.
+    db.prepare("DELETE FROM messages WHERE id > 1").run();
+    db.close();
+
+    const broker = await openBroker(path, quiet);
+    assert.deepEqual(await broker.send("q", [{ body: "a" }, { body: "b" }]), [6, 7]);
+    assert.deepEqual(
+      (await broker.peek("q", { max: 5 })).map((m) => m.seqNumber),
+      [1, 6, 7],
+    );
+    await broker.close();
+    const after = new Database(path, { readonly: true });
+    assert.equal(
+      after.prepare("SELECT count(*) AS n FROM sqlite_sequence WHERE name = 'messages'").pluck().get(),
+      0,
+    );
+    assert.equal(after.prepare("SELECT reserved FROM sequences WHERE name = 'messages'").pluck().get(), 7);
+    assert.equal(after.pragma("integrity_check", { simple: true }), "ok");
+    after.close();
   });
 
   it("4 (state_check): a file whose state CHECK is not the expected one is refused and left as it was", async () => {

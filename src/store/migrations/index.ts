@@ -3,11 +3,19 @@ import { jobs } from "./0002_jobs.js";
 import { jobTopics } from "./0003_job_topics.js";
 import { stateCheck } from "./0004_state_check.js";
 import { priorityClaimIndex } from "./0005_priority_claim_index.js";
+import { sequenceReservations } from "./0006_sequence_reservations.js";
 import type { Migration } from "./migration.js";
 
 export type { Migration } from "./migration.js";
 
 /** Every migration, in order. The last one's version is the schema version this build writes. */
-export const migrations: readonly Migration[] = [initial, jobs, jobTopics, stateCheck, priorityClaimIndex];
+export const migrations: readonly Migration[] = [
+  initial,
+  jobs,
+  jobTopics,
+  stateCheck,
+  priorityClaimIndex,
+  sequenceReservations,
+];
 
 export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1]!.version;

@@ -1,0 +1,71 @@
+import type { Statement } from "better-sqlite3";
+import type { SqliteDatabase } from "../store/database.js";
+
+/** Ids reserved per write of the reservation: one small write per this many messages. */
+export const SEQUENCE_BLOCK = 1000;
+
+/**
+ * Hands out message sequence numbers: unique across the database, increasing in the order the
+ * inserts commit, never reused, even after the newest message is deleted or the file is reopened.
+ *
+ * AUTOINCREMENT guarantees the same by writing its counter in every inserting transaction. Here the
+ * counter is written once per block: `sequences.reserved` is the highest id anyone may have handed
+ * out, and a writer takes ids below it from memory. The memory is trusted only while this connection
+ * is the database's last writer and nothing of its own was rolled back (`forget` is called on both:
+ * another connection's commit, seen at the start of every transaction, and any rollback); otherwise
+ * the next id is read again from the reservation, above everything anyone handed out. A crash loses
+ * the rest of a block: a gap in the numbers, never a reuse. A clean close gives the rest back.
+ *
+ * Must be used inside a write transaction (the reservation is read and written under the write lock).
+ */
+export class SequenceNumbers {
+  /** The next id to hand out, or undefined when it must be read from the reservation. */
+  private next: number | undefined;
+  /** The reservation this connection wrote last (the highest id it may hand out). */
+  private limit = 0;
+  private readonly read: Statement;
+  private readonly write: Statement;
+
+  constructor(db: SqliteDatabase) {
+    this.read = db.prepare("SELECT reserved FROM sequences WHERE name = 'messages'").pluck();
+    this.write = db.prepare("UPDATE sequences SET reserved = ? WHERE name = 'messages'");
+  }
+
+  /** Takes `count` consecutive ids; returns the first. */
+  take(count: number): number {
+    if (this.next === undefined || this.next + count - 1 > this.limit) this.reserve(count);
+    const first = this.next!;
+    this.next = first + count;
+    return first;
+  }
+
+  /** True while ids of a reserved block are held in memory (see `release`). */
+  get holding(): boolean {
+    return this.next !== undefined;
+  }
+
+  /** What is held in memory may be stale: another connection wrote, or a write was rolled back. */
+  forget(): void {
+    this.next = undefined;
+  }
+
+  /**
+   * Gives back the unused rest of the block (at a clean close, inside a write transaction), so that
+   * the next opener goes on from the last id handed out. Only if the reservation is still this
+   * connection's: `forget` was called otherwise.
+   */
+  release(): void {
+    if (this.next === undefined || this.read.get() !== this.limit) return;
+    this.write.run(this.next - 1);
+    this.forget();
+  }
+
+  private reserve(count: number): void {
+    const reserved = this.read.get() as number;
+    // Our own block, exhausted: go on from it. Otherwise start above whatever anyone reserved.
+    const first = this.next !== undefined && reserved === this.limit ? this.next : reserved + 1;
+    this.limit = first + count - 1 + SEQUENCE_BLOCK;
+    this.write.run(this.limit);
+    this.next = first;
+  }
+}

@@ -1,0 +1,131 @@
+import assert from "node:assert/strict";
+import { after, describe, it } from "node:test";
+import Database from "better-sqlite3";
+import { GroupRequiredError } from "../../src/contract/errors.js";
+import { silentLogger } from "../../src/engine/logger.js";
+import { openBroker } from "../../src/engine/open.js";
+import { SEQUENCE_BLOCK } from "../../src/engine/sequence-numbers.js";
+import { tempDir } from "../support/temp.js";
+
+const quiet = { background: false, logger: silentLogger } as const;
+
+/** The stored reservation: the highest sequence number anyone may have handed out. */
+function reserved(path: string): number {
+  const db = new Database(path, { readonly: true });
+  try {
+    return (
+      db.prepare("SELECT reserved FROM sequences WHERE name = 'messages'").get() as { reserved: number }
+    ).reserved;
+  } finally {
+    db.close();
+  }
+}
+
+const increasing = (seqs: number[]) => seqs.every((s, i) => i === 0 || s > seqs[i - 1]!);
+
+// Sequence numbers come from blocks reserved in the file (one write per block, not per insert).
+describe("sequence numbers", () => {
+  const tmp = tempDir();
+  after(() => tmp.cleanup());
+
+  it("are consecutive within a block, which is written once, not per insert", async () => {
+    const path = tmp.file("block.db");
+    const b = await openBroker(path, quiet);
+    await b.createQueue("q");
+    const [first] = await b.send("q", { body: "1" });
+    const afterFirst = reserved(path);
+    assert.ok(afterFirst >= first! + SEQUENCE_BLOCK - 1, `reserved ${afterFirst} after id ${first}`);
+    const seqs = [first!];
+    for (let i = 0; i < 20; i++) seqs.push(...(await b.send("q", [{ body: "a" }, { body: "b" }])));
+    assert.deepEqual(
+      seqs,
+      seqs.map((_, i) => first! + i),
+    );
+    assert.equal(reserved(path), afterFirst, "the reservation was written again inside its block");
+    await b.close();
+  });
+
+  it("go on past a block's end, and a clean close gives the unused rest back", async () => {
+    const path = tmp.file("close.db");
+    const a = await openBroker(path, quiet);
+    await a.createQueue("q");
+    const seqs: number[] = [];
+    for (let i = 0; i < SEQUENCE_BLOCK * 2 + 10; i += 100) {
+      seqs.push(
+        ...(await a.send(
+          "q",
+          Array.from({ length: 100 }, () => ({ body: "x" })),
+        )),
+      );
+    }
+    assert.ok(increasing(seqs));
+    assert.equal(new Set(seqs).size, seqs.length);
+    const last = seqs[seqs.length - 1]!;
+    await a.close();
+    assert.equal(reserved(path), last);
+
+    // The newest message deleted: its number is still not handed out again.
+    const b = await openBroker(path, quiet);
+    await b.purge("q");
+    const [next] = await b.send("q", { body: "after" });
+    assert.equal(next, last + 1);
+    await b.close();
+  });
+
+  it("stay unique and increasing in commit order when two connections send to one file", async () => {
+    const path = tmp.file("two.db");
+    const a = await openBroker(path, quiet);
+    await a.createQueue("q");
+    const b = await openBroker(path, quiet);
+    const seqs: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const sender = i % 3 === 0 ? b : a;
+      seqs.push(...(await sender.send("q", [{ body: `${i}a` }, { body: `${i}b` }])));
+      // The newest message completed (deleted) now and then: its number is gone for both.
+      if (i % 4 === 0) {
+        const [m] = await sender.receive("q");
+        await sender.complete("q", m!.seqNumber, m!.lockToken!);
+        if (i % 8 === 0) await sender.purge("q");
+      }
+    }
+    assert.ok(increasing(seqs), `not increasing: ${seqs.join(",")}`);
+    await a.close();
+    await b.close();
+    // Both gave back what they could: the file's reservation is not below any number handed out.
+    assert.ok(reserved(path) >= Math.max(...seqs));
+  });
+
+  it("taken by writes that fail or roll back are not kept, and the next writes go on unique", async () => {
+    const path = tmp.file("rollback.db");
+    const b = await openBroker(path, quiet);
+    await b.createQueue("q");
+    await b.createQueue("groups", { orderingMode: "group_fifo" });
+    // One commit group: a failing send (no group id for a group_fifo queue) between good ones.
+    const results = await Promise.allSettled([
+      b.send("q", { body: "1" }),
+      b.send("groups", { body: "no group" }),
+      b.send("q", [{ body: "2" }, { body: "3" }]),
+    ]);
+    assert.equal(results[0]!.status, "fulfilled");
+    assert.ok(results[1]!.status === "rejected" && results[1].reason instanceof GroupRequiredError);
+    assert.equal(results[2]!.status, "fulfilled");
+    // A transaction rolled back as a whole.
+    await assert.rejects(
+      b.tx((t) => {
+        t.send("q", [{ body: "never" }, { body: "stored" }]);
+        throw new Error("undo");
+      }),
+      /undo/,
+    );
+    const later = await b.send("q", [{ body: "4" }, { body: "5" }]);
+    const stored = (await b.peek("q", { max: 10 })).map((m) => [m.seqNumber, m.body.toString()]);
+    assert.deepEqual(
+      stored.map(([, body]) => body),
+      ["1", "2", "3", "4", "5"],
+    );
+    const seqs = stored.map(([s]) => s as number);
+    assert.ok(increasing(seqs));
+    assert.deepEqual(seqs.slice(3), later);
+    await b.close();
+  });
+});
