@@ -1,12 +1,16 @@
 import type { Statement } from "better-sqlite3";
 import type { SqliteDatabase } from "../store/database.js";
 
-/** Ids reserved per write of the reservation: one small write per this many messages. */
+/** Ids reserved per write of the reservation: one small write per this many rows. */
 export const SEQUENCE_BLOCK = 1000;
 
+/** The tables whose ids are reserved in `sequences`. */
+export type SequenceName = "messages" | "topic_messages";
+
 /**
- * Hands out message sequence numbers: unique across the database, increasing in the order the
- * inserts commit, never reused, even after the newest message is deleted or the file is reopened.
+ * Hands out the ids of a table (`messages`: sequence numbers; `topic_messages`: topic log
+ * positions): unique, increasing in the order the inserts commit, never reused, even after the
+ * newest row is deleted or the file is reopened.
  *
  * AUTOINCREMENT guarantees the same by writing its counter in every inserting transaction. Here the
  * counter is written once per block: `sequences.reserved` is the highest id anyone may have handed
@@ -26,9 +30,9 @@ export class SequenceNumbers {
   private readonly read: Statement;
   private readonly write: Statement;
 
-  constructor(db: SqliteDatabase) {
-    this.read = db.prepare("SELECT reserved FROM sequences WHERE name = 'messages'").pluck();
-    this.write = db.prepare("UPDATE sequences SET reserved = ? WHERE name = 'messages'");
+  constructor(db: SqliteDatabase, name: SequenceName) {
+    this.read = db.prepare(`SELECT reserved FROM sequences WHERE name = '${name}'`).pluck();
+    this.write = db.prepare(`UPDATE sequences SET reserved = ? WHERE name = '${name}'`);
   }
 
   /** Takes `count` consecutive ids; returns the first. */

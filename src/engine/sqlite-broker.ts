@@ -172,6 +172,7 @@ export class SqliteBroker implements Broker {
   private allTopicCounts: { all(...params: unknown[]): unknown[] } | undefined;
   private oneTopicCounts: { all(...params: unknown[]): unknown[] } | undefined;
   private readonly ids: SequenceNumbers;
+  private readonly topicIds: SequenceNumbers;
   private readonly inserter: MessageInserter;
   private readonly claimer: Claimer;
   private readonly settler: Settler;
@@ -219,8 +220,9 @@ export class SqliteBroker implements Broker {
     this.subscriptions = new Subscriptions(this.db, this.queues, (source) =>
       compileFilter(source, this.logger),
     );
-    this.topicLog = new TopicLog(this.db);
-    this.ids = new SequenceNumbers(this.db);
+    this.ids = new SequenceNumbers(this.db, "messages");
+    this.topicIds = new SequenceNumbers(this.db, "topic_messages");
+    this.topicLog = new TopicLog(this.db, this.topicIds);
     this.inserter = new MessageInserter(this.db, this.ids);
     this.claimer = new Claimer(this.db, (at) => this.loops.armReaper(at));
     this.settler = new Settler(this.db);
@@ -295,6 +297,7 @@ export class SqliteBroker implements Broker {
   /** Drops what is cached of the database (another connection's commit, or a rollback of ours). */
   private dropCaches(): void {
     this.ids.forget();
+    this.topicIds.forget();
     this.queues.invalidate();
     this.subscriptions.invalidate();
     this.topicLog.invalidate();
@@ -1300,9 +1303,12 @@ export class SqliteBroker implements Broker {
         this.waiters.close();
         this.settledWaiters.close();
         await this.writer.close();
-        if (this.ids.holding) {
+        if (this.ids.holding || this.topicIds.holding) {
           try {
-            this.writer.runNow(() => this.ids.release());
+            this.writer.runNow(() => {
+              this.ids.release();
+              this.topicIds.release();
+            });
           } catch {
             // Not given back (the file is busy or gone): a gap in the numbers, nothing lost.
           }

@@ -4,6 +4,7 @@ import type { SqliteDatabase } from "../store/database.js";
 import { AnswerBudget } from "./answer-budget.js";
 import { FILTERED_READ_BATCH, logFilterMessage, type TopicMessageRow, topicMessage } from "./fanout.js";
 import type { PreparedMessage } from "./outgoing.js";
+import type { SequenceNumbers } from "./sequence-numbers.js";
 import type { SubscriptionRow } from "./subscriptions.js";
 
 interface DeclaredRow {
@@ -43,16 +44,19 @@ export class TopicLog {
   private readonly lagOf;
   private readonly markSkipped;
 
-  constructor(db: SqliteDatabase) {
+  constructor(
+    db: SqliteDatabase,
+    private readonly ids: SequenceNumbers,
+  ) {
     this.selectDeclared = db.prepare("SELECT * FROM topics WHERE name = ?");
     this.upsertDeclared = db.prepare(`
       INSERT INTO topics (name, retention_ms, created_at, updated_at) VALUES (?, ?, ?, ?)
       ON CONFLICT (name) DO UPDATE SET retention_ms = excluded.retention_ms, updated_at = excluded.updated_at`);
     this.allDeclared = db.prepare("SELECT * FROM topics ORDER BY name");
     this.insertRow = db.prepare(`
-      INSERT INTO topic_messages (topic, created_at, expires_at, message_id, correlation_id, content_type, subject,
+      INSERT INTO topic_messages (id, topic, created_at, expires_at, message_id, correlation_id, content_type, subject,
         properties, body)
-      VALUES (@topic, @now, @expiresAt, @messageId, @correlationId, @contentType, @subject, @propertiesJson, @body)`);
+      VALUES (@id, @topic, @now, @expiresAt, @messageId, @correlationId, @contentType, @subject, @propertiesJson, @body)`);
     this.readRows = db.prepare(
       `SELECT * FROM topic_messages WHERE topic = @topic AND id > @after AND ${LIVE} ORDER BY id LIMIT @limit`,
     );
@@ -139,19 +143,20 @@ export class TopicLog {
   // --- the log ----------------------------------------------------------------------------------
 
   append(topic: string, m: PreparedMessage, now: number, expiresAt: number): number {
-    return Number(
-      this.insertRow.run({
-        topic,
-        now,
-        expiresAt,
-        messageId: m.messageId,
-        correlationId: m.correlationId,
-        contentType: m.contentType,
-        subject: m.subject,
-        propertiesJson: m.propertiesJson,
-        body: m.body,
-      }).lastInsertRowid,
-    );
+    const id = this.ids.take(1);
+    this.insertRow.run({
+      id,
+      topic,
+      now,
+      expiresAt,
+      messageId: m.messageId,
+      correlationId: m.correlationId,
+      contentType: m.contentType,
+      subject: m.subject,
+      propertiesJson: m.propertiesJson,
+      body: m.body,
+    });
+    return id;
   }
 
   /** The messages after `cursor` that the filter matches, oldest first. */

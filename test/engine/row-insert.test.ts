@@ -34,7 +34,7 @@ describe("shaped row inserts", () => {
   it("stores every row's own values, in order, with consecutive ids, whatever varies", () => {
     const db = openDatabase(":memory:", { now: 0 });
     db.prepare("INSERT INTO queues (name, created_at, updated_at) VALUES ('q', 0, 0), ('r', 0, 0)").run();
-    const rows = new RowInserter(db, new SequenceNumbers(db));
+    const rows = new RowInserter(db, new SequenceNumbers(db, "messages"));
     const row = (i: number, over: Partial<Record<(typeof INSERT_COLUMNS)[number], unknown>> = {}) => {
       const base: Record<string, unknown> = {
         queue: "q",

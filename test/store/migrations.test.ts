@@ -84,10 +84,16 @@ describe("store: migrations", () => {
         { version: 4, name: "state_check" },
         { version: 5, name: "priority_claim_index" },
         { version: 6, name: "sequence_reservations" },
+        { version: 7, name: "topic_log_reservations" },
       ],
     );
     // 6 (sequence_reservations): ids come from the reservation, not from AUTOINCREMENT.
     assert.doesNotMatch(messagesSql(other), /AUTOINCREMENT/);
+    // 7 (topic_log_reservations): nor the topic log's.
+    assert.doesNotMatch(
+      other.prepare("SELECT sql FROM sqlite_schema WHERE name = 'topic_messages'").pluck().get() as string,
+      /AUTOINCREMENT/,
+    );
     other.close();
   });
 

@@ -4,6 +4,7 @@ import { jobTopics } from "./0003_job_topics.js";
 import { stateCheck } from "./0004_state_check.js";
 import { priorityClaimIndex } from "./0005_priority_claim_index.js";
 import { sequenceReservations } from "./0006_sequence_reservations.js";
+import { topicLogReservations } from "./0007_topic_log_reservations.js";
 import type { Migration } from "./migration.js";
 
 export type { Migration } from "./migration.js";
@@ -16,6 +17,7 @@ export const migrations: readonly Migration[] = [
   stateCheck,
   priorityClaimIndex,
   sequenceReservations,
+  topicLogReservations,
 ];
 
 export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1]!.version;
