@@ -101,7 +101,10 @@ describe("group commit", () => {
     });
     await Promise.all(out);
     // One write per turn, forever growing: the first group commits within a few turns anyway.
-    assert.ok(firstSettledAtTurn !== undefined && firstSettledAtTurn <= 8, `settled at turn ${firstSettledAtTurn}`);
+    assert.ok(
+      firstSettledAtTurn !== undefined && firstSettledAtTurn <= 8,
+      `settled at turn ${firstSettledAtTurn}`,
+    );
     assert.ok(s.commits() >= 40 / 8, `${s.commits()} commits for 40 turns`);
   });
 
