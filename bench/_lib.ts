@@ -133,6 +133,11 @@ export interface Measurement {
   rounds: number[];
   /** The system, in the same group and scenario, this figure is compared with (a ratio is shown). */
   vs?: string;
+  /**
+   * The comparison whose interleaved rounds produced this figure: figures sharing it were measured
+   * round by round side by side, so their ratio is taken round by round (see `ratio`).
+   */
+  comparison?: string;
   note?: string;
 }
 
@@ -149,7 +154,7 @@ export interface SuiteResult {
   notes: string[];
 }
 
-type Spec = Omit<Measurement, "value" | "rounds" | "system" | "mode"> & { rounds?: number };
+type Spec = Omit<Measurement, "value" | "rounds" | "system" | "mode" | "comparison"> & { rounds?: number };
 
 /** One system of a comparison: its name, and a function that runs one round and returns its figure. */
 export interface Contender {
@@ -166,6 +171,7 @@ export interface Contender {
 /** Collects a module's measurements, running every comparison in interleaved rounds. */
 export class Recorder {
   readonly result: SuiteResult;
+  private comparisons = 0;
 
   constructor(suite: string) {
     this.result = { suite, measurements: [], skipped: [], notes: [] };
@@ -217,6 +223,7 @@ export class Recorder {
         }
       }
     }
+    const comparison = `${this.result.suite} #${++this.comparisons}`;
     const out: Measurement[] = [];
     for (const c of contenders) {
       try {
@@ -234,6 +241,7 @@ export class Recorder {
         value: median(rs),
         rounds: rs,
         ...(c.vs && { vs: c.vs }),
+        comparison,
         ...(c.note && { note: c.note }),
       };
       this.add(m);
@@ -257,6 +265,18 @@ function log(m: Measurement): void {
   );
 }
 
+/**
+ * `a` against `b`. Two figures measured in the same interleaved rounds are compared round by round
+ * (the median of the rounds' ratios): each round of one ran just beside the same round of the other,
+ * so a machine whose speed drifts during the run moves both alike, where a ratio of two medians can
+ * pair one system's fast round with the other's slow one. Other figures: the ratio of the medians.
+ */
+export function ratio(a: Measurement, b: Measurement): number {
+  const paired =
+    a.comparison !== undefined && a.comparison === b.comparison && a.rounds.length === b.rounds.length;
+  return paired ? median(a.rounds.map((v, i) => v / b.rounds[i]!)) : a.value / b.value;
+}
+
 /** The system name with its mode, as tables show it. */
 export const label = (m: Measurement) => (m.mode === "http" ? `${m.system} (HTTP)` : m.system);
 
@@ -271,9 +291,9 @@ export function markdownTables(measurements: Measurement[]): string {
       const base = m.vs
         ? measurements.find((b) => b.group === g && b.scenario === m.scenario && label(b) === m.vs)
         : undefined;
-      const ratio = base ? `${(m.value / base.value).toFixed(2)}× ${m.vs}` : "";
+      const shown = base ? `${ratio(m, base).toFixed(2)}× ${m.vs}` : "";
       lines.push(
-        `| ${m.scenario} | ${label(m)}${m.note ? ` (${m.note})` : ""} | ${fmt(m.value)} ${m.unit} | ${m.rounds.map(fmt).join(" / ")} | ${ratio} |`,
+        `| ${m.scenario} | ${label(m)}${m.note ? ` (${m.note})` : ""} | ${fmt(m.value)} ${m.unit} | ${m.rounds.map(fmt).join(" / ")} | ${shown} |`,
       );
     }
     lines.push("");

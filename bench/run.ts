@@ -10,7 +10,16 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { barChart } from "./_chart.js";
-import { fmt, JOBS, label, type Measurement, markdownTables, ROUNDS, type SuiteResult } from "./_lib.js";
+import {
+  fmt,
+  JOBS,
+  label,
+  type Measurement,
+  markdownTables,
+  ROUNDS,
+  ratio,
+  type SuiteResult,
+} from "./_lib.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
@@ -133,10 +142,10 @@ function ratioTarget(
   min: number,
 ): Target {
   if (!a || !b) return { target, measured: "not measured", met: undefined };
-  const r = a.value / b.value;
+  const r = ratio(a, b);
   return {
     target,
-    measured: `${fmt(a.value)} / ${fmt(b.value)} ${a.unit} = ${r.toFixed(2)}×`,
+    measured: `${fmt(a.value)} / ${fmt(b.value)} ${a.unit}: ${r.toFixed(2)}×`,
     met: r >= min,
   };
 }
@@ -278,7 +287,10 @@ if (filters.length === 0) {
     "Written by `npm run bench` (bench/run.ts) from one run of the whole suite; the same figures are in",
     "`bench/results/latest.json`. Every figure is the median of its rounds, each system measured in the",
     "same run as its baselines (rounds interleaved, so a noisy neighbour hurts everyone alike).",
-    `Payloads are 256 bytes; drains are ${JOBS.toLocaleString("en-US")} no-op jobs. A ratio compares a figure with the named system in the same scenario.`,
+    `Payloads are 256 bytes; drains are ${JOBS.toLocaleString("en-US")} no-op jobs. A ratio compares a figure with the named system in the same scenario:`,
+    "where the two were measured in the same interleaved rounds it is the median of the rounds' own",
+    "ratios (each round of one beside the same round of the other, so a drift of the machine's speed",
+    "during the run moves both alike), otherwise the ratio of the two medians.",
     "The raw better-sqlite3 baselines are the least a queue can be: one table, one partial index, rows",
     "carrying the same queue name as the system they are compared with, ids that are never reused",
     "(SQLite's AUTOINCREMENT, which writes its counter in every transaction; mqlite reserves its",

@@ -80,6 +80,7 @@ export async function run(): Promise<SuiteResult> {
         unit: "copies/s",
         better: "higher",
         vs: "raw better-sqlite3 (normal)",
+        ...(ours.comparison && { comparison: ours.comparison }),
       });
       rec.add({
         group: GROUP,
@@ -89,6 +90,7 @@ export async function run(): Promise<SuiteResult> {
         rounds: raw.rounds.map((v) => v * copies),
         unit: "copies/s",
         better: "higher",
+        ...(raw.comparison && { comparison: raw.comparison }),
       });
     }
   }
