@@ -11,7 +11,7 @@ import {
   rpcName,
   rpcPath,
 } from "../../wire/index.js";
-import type { ServerEnv, ServerState } from "../env.js";
+import type { AccessFields, ServerEnv, ServerState } from "../env.js";
 import type { ServerMetrics } from "../metrics.js";
 import { MAX_REQUEST_BYTES } from "../options.js";
 import { errorJson, json, note } from "../respond.js";
@@ -41,14 +41,17 @@ const streamLimit = bodyLimit({ maxSize: MAX_REQUEST_BYTES, onError: (c) => tooL
  * The 32 MiB request cap around `answer`. With a Content-Length (the usual case) the header decides
  * and the body is left to `c.req.text()`'s fast path; a chunked body is counted as it streams in.
  */
-async function withinBodyLimit(c: Context<ServerEnv>, answer: () => Promise<Response>): Promise<Response> {
+async function withinBodyLimit(
+  c: Context<ServerEnv>,
+  answer: (c: Context<ServerEnv>) => Promise<Response>,
+): Promise<Response> {
   const length = c.req.header("content-length");
   if (length !== undefined && c.req.header("transfer-encoding") === undefined) {
-    return Number(length) > MAX_REQUEST_BYTES ? tooLarge(c) : answer();
+    return Number(length) > MAX_REQUEST_BYTES ? tooLarge(c) : answer(c);
   }
   let answered: Response | undefined;
   const limited = await streamLimit(c, async () => {
-    answered = await answer();
+    answered = await answer(c);
   });
   return limited ?? answered!;
 }
@@ -141,11 +144,45 @@ function rpcHandler(
     note(c, { rpc });
     try {
       if (c.req.method !== "POST") return errorJson(c, new UnimplementedError("POST required"));
-      return route.request ? await withinBodyLimit(c, () => run(c)) : await run(c);
+      return route.request ? await withinBodyLimit(c, run) : await run(c);
     } finally {
       observe((performance.now() - started) / 1000);
     }
   };
+}
+
+/**
+ * One request's `RpcContext`: a class, so that a request allocates one object and no closures (its
+ * methods live on the prototype).
+ */
+class RpcCall implements RpcContext {
+  readonly broker: ServerState["broker"];
+  readonly stopping: AbortSignal;
+  readonly auth: boolean;
+  readonly maxMessageBytes: number | undefined;
+  /** What `ifUndelivered` was given, run if the answer does not reach the client. */
+  giveBacks: (() => void)[] | undefined;
+
+  constructor(
+    private readonly c: Context<ServerEnv>,
+    state: ServerState,
+    readonly metrics: ServerMetrics,
+    readonly signal: AbortSignal,
+  ) {
+    this.broker = state.broker;
+    this.stopping = state.stopping;
+    this.auth = state.auth;
+    this.maxMessageBytes = state.maxMessageBytes;
+  }
+
+  note(fields: AccessFields): void {
+    note(this.c, fields);
+  }
+
+  ifUndelivered(giveBack: () => void): void {
+    this.giveBacks ??= [];
+    this.giveBacks.push(giveBack);
+  }
 }
 
 function endpoint(
@@ -165,26 +202,13 @@ function endpoint(
       const socket = parks ? connectionOf(c) : undefined;
       if (parks) parkLongPoll(state, socket);
       const linked = wantsSignal ? eitherSignal(c.req.raw.signal, state.stopping) : undefined;
-      let giveBacks: (() => void)[] | undefined;
-      const ctx: RpcContext = {
-        broker: state.broker,
-        signal: linked?.signal ?? state.stopping,
-        stopping: state.stopping,
-        auth: state.auth,
-        maxMessageBytes: state.maxMessageBytes,
-        metrics,
-        note: (fields) => note(c, fields),
-        ifUndelivered: (giveBack) => {
-          giveBacks ??= [];
-          giveBacks.push(giveBack);
-        },
-      };
+      const call = new RpcCall(c, state, metrics, linked?.signal ?? state.stopping);
       try {
-        const answer = json(c, 200, await handle(req as never, ctx));
+        const answer = json(c, 200, await handle(req as never, call));
+        const giveBacks = call.giveBacks;
         if (giveBacks) {
-          const all = giveBacks;
           onUndelivered(c, () => {
-            for (const giveBack of all) giveBack();
+            for (const giveBack of giveBacks) giveBack();
           });
         }
         return answer;
