@@ -13,6 +13,20 @@ export function note(c: Context<ServerEnv>, fields: AccessFields): void {
 const JSON_HEADERS = { "Content-Type": "application/json" } as const;
 
 /**
+ * `JSON_HEADERS` with a server's CORS headers, merged once: a server has one CORS header object,
+ * and @hono/node-server copies a plain header object before changing it, so answers can share it.
+ */
+let corsOf: Readonly<Record<string, string>> | undefined;
+let jsonWithCors: Readonly<Record<string, string>> = JSON_HEADERS;
+function jsonHeadersWith(cors: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+  if (cors !== corsOf) {
+    corsOf = cors;
+    jsonWithCors = { ...JSON_HEADERS, ...cors };
+  }
+  return jsonWithCors;
+}
+
+/**
  * A JSON answer as Go's encoder writes it: compact, trailing newline, `application/json`; with the
  * request's CORS headers (see `ServerEnv`) and `extra` ones.
  */
@@ -28,7 +42,7 @@ export function json(
   // Off the RPC path, headers may have been set on the context: hono merges them.
   if (cors === undefined) return c.body(text, status as ContentfulStatusCode, headers);
   // On it nothing was (see `ServerEnv`): these are all of the answer's headers.
-  return new Response(text, { status, headers: { ...headers, ...cors } });
+  return new Response(text, { status, headers: extra ? { ...headers, ...cors } : jsonHeadersWith(cors) });
 }
 
 /** The `{"code","message"}` answer of any thrown value (unknown errors are 500 `internal`). */
