@@ -7,6 +7,8 @@ import type { DeadJob, Job, JobStatus } from "./types.js";
 export const LEASE_GRACE_MS = 1000;
 export const DEFAULT_TIMEOUT_MS = 300_000;
 export const DEFAULT_MAX_RETRIES = 3;
+/** Completed and cancelled jobs are kept this long by default. */
+export const DEFAULT_RESULT_TTL_MS = 24 * 3600 * 1000;
 
 /** Message property keys of the job fields that have no column of their own. */
 export const PROP_METADATA = "metadata";

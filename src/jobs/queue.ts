@@ -7,7 +7,7 @@ import { Enqueuer } from "./enqueuer.js";
 import { QueueError } from "./errors.js";
 import { QueueEventBus } from "./events.js";
 import { Inspector } from "./inspector.js";
-import { seqOf } from "./job-record.js";
+import { DEFAULT_RESULT_TTL_MS, seqOf } from "./job-record.js";
 import { engineQueue } from "./naming.js";
 import { PeriodicScheduler } from "./periodic.js";
 import { parseRateLimit } from "./rate-limit.js";
@@ -45,8 +45,7 @@ import { Worker } from "./worker.js";
 
 /** The default file of `new Queue()`. */
 export const DEFAULT_DB_PATH = ".mqlite/jobs.db";
-/** Completed and cancelled jobs are kept this long by default. */
-export const DEFAULT_RESULT_TTL_MS = 24 * 3600 * 1000;
+export { DEFAULT_RESULT_TTL_MS };
 
 /** The task names `enqueue` accepts: the registered ones, or any string before any is registered. */
 export type TaskName<T> = [keyof T] extends [never] ? string : keyof T & string;

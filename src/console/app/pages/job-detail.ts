@@ -1,5 +1,5 @@
 import { html } from "htm/preact";
-import { PROP_METADATA, PROP_NOTES } from "../../../jobs/job-record.js";
+import { DEFAULT_RESULT_TTL_MS, PROP_METADATA, PROP_NOTES } from "../../../jobs/job-record.js";
 import { BodyView, headerFacts, PropertiesTable } from "../components/message.js";
 import { Badge, Card, Facts, stateTone } from "../components/ui.js";
 import { attempt, confirmAction } from "../lib/feedback.js";
@@ -67,7 +67,12 @@ export function JobDetail(props: { id: string }) {
     if (!ok) return;
     await attempt(
       async () => {
-        const r = await api().call("cancelMessage", { queue: rec.queue!, seq_number: seq });
+        // Kept like a job cancelled from the job face (its default resultTtlMs), not swept at once.
+        const r = await api().call("cancelMessage", {
+          queue: rec.queue!,
+          seq_number: seq,
+          retain_ms: DEFAULT_RESULT_TTL_MS,
+        });
         if (r.outcome === "none") throw new Error("The job had already finished.");
       },
       status === "running" ? "Cancel requested" : `Job #${seq} cancelled`,
