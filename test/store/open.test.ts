@@ -10,6 +10,7 @@ import {
 } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/engine/logger.js";
 import { openBroker } from "../../src/engine/open.js";
+import { openDatabase, WAL_AUTOCHECKPOINT_FRAMES } from "../../src/store/database.js";
 import { LATEST_SCHEMA_VERSION } from "../../src/store/migrations/index.js";
 import { parseSyncMode } from "../../src/store/sync-mode.js";
 import { tempDir } from "../support/temp.js";
@@ -30,6 +31,22 @@ describe("store: opening a database", () => {
     const version = db.prepare("SELECT max(version) AS v FROM schema_version").get() as { v: number };
     assert.equal(version.v, LATEST_SCHEMA_VERSION);
     db.close();
+  });
+
+  it("checkpoints the WAL every WAL_AUTOCHECKPOINT_FRAMES pages, not at SQLite's default 1000", () => {
+    const db = openDatabase(tmp.file("checkpoint.db"), { now: Date.now() });
+    try {
+      assert.equal(db.pragma("wal_autocheckpoint", { simple: true }), WAL_AUTOCHECKPOINT_FRAMES);
+      db.exec("CREATE TABLE t (v BLOB)");
+      const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
+      const page = Buffer.alloc(3000);
+      // One new page per commit (plus page 1): past 1000 frames, short of 4000.
+      for (let i = 0; i < 900; i++) insert.run(page);
+      const [waiting] = db.pragma("wal_checkpoint(PASSIVE)") as { log: number }[];
+      assert.ok(waiting!.log > 1000 && waiting!.log < WAL_AUTOCHECKPOINT_FRAMES, `${waiting!.log} frames`);
+    } finally {
+      db.close();
+    }
   });
 
   it("accepts the original's file: DSN form", async () => {
