@@ -233,6 +233,23 @@ export function rawEndToEnd(r: Raw, ms: number): number {
   return (n * 1000) / (performance.now() - start);
 }
 
+/**
+ * Raw: inserts `n` rows (a job's body) in transactions of `per`; jobs per second. Counted like the
+ * job face and its peers (the same number of jobs into a fresh file), not timed like the broker
+ * face's rate loops: a file that ran for seconds writes into a WAL it has already grown.
+ */
+export function rawEnqueue(r: Raw, per: number, n = JOBS): number {
+  const body = Buffer.from(JSON.stringify([JOB_ARG]));
+  const tx = r.db.transaction((rows: number) => {
+    const now = Date.now();
+    for (let i = 0; i < rows; i++) r.insert.run(r.queue, now, body);
+  });
+  tx.immediate(1); // as the job face's untimed first call
+  const t = performance.now();
+  for (let i = 0; i < n; i += per) tx.immediate(Math.min(per, n - i));
+  return (n * 1000) / (performance.now() - t);
+}
+
 /** Raw: fills `n` rows, then claims one and deletes it (autocommit each) until empty; jobs per second. */
 export function rawDrain(r: Raw, n = JOBS): number {
   const body = Buffer.from(JSON.stringify([JOB_ARG]));

@@ -33,8 +33,7 @@ import {
   noopQueue,
   rawDb,
   rawDrain,
-  rawSendBatch,
-  rawSendOne,
+  rawEnqueue,
 } from "./_scenarios.js";
 
 const CAP_MS = Number(process.env.BENCH_CAP_MS ?? 10_000);
@@ -175,7 +174,7 @@ export async function run(): Promise<SuiteResult> {
     { ...jobsPerSec, scenario: "enqueue 1/call" },
     redisOnly([
       ours((q) => enqueueOne(q, JOBS)),
-      rawC((r) => rawSendOne(r, 1500)),
+      rawC((r) => rawEnqueue(r, 1)),
       plain((q) => capped(JOBS, 1, () => q.add("noop", payload))),
       lite((q) => capped(JOBS, 1, () => q.enqueue(payload))),
       bull((q) => capped(JOBS, 1, () => q.add(bullJob.name, bullJob.data, bullJob.opts))),
@@ -189,7 +188,7 @@ export async function run(): Promise<SuiteResult> {
     { ...jobsPerSec, scenario: "enqueue batch 64" },
     redisOnly([
       ours((q) => enqueueBatch(q, JOBS, 64)),
-      rawC((r) => rawSendBatch(r, 64, 1500)),
+      rawC((r) => rawEnqueue(r, 64)),
       plain((q) => capped(JOBS, 64, () => q.addMany("noop", b64))),
       {
         ...lite((q) => capped(JOBS, 64, () => Promise.all(b64.map((p) => q.enqueue(p))))),
