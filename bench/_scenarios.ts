@@ -235,8 +235,8 @@ export function rawEndToEnd(r: Raw, ms: number): number {
 
 /**
  * Raw: inserts `n` rows (a job's body) in transactions of `per`; jobs per second. Counted like the
- * job face and its peers (the same number of jobs into a fresh file), not timed like the broker
- * face's rate loops: a file that ran for seconds writes into a WAL it has already grown.
+ * job face and its peers, so every contender of the group does the same work: the same number of
+ * jobs into a fresh file.
  */
 export function rawEnqueue(r: Raw, per: number, n = JOBS): number {
   const body = Buffer.from(JSON.stringify([JOB_ARG]));

@@ -42,7 +42,8 @@ export function normalizePath(path: string): string {
 
 /**
  * Opens (creating if needed) and migrates an mqlite database: WAL, the chosen `synchronous`, a busy
- * timeout, foreign keys, incremental auto-vacuum, a checkpoint every `WAL_AUTOCHECKPOINT_FRAMES`. Refuses a newer schema or a foreign file untouched.
+ * timeout, foreign keys, incremental auto-vacuum, a checkpoint every `WAL_AUTOCHECKPOINT_FRAMES`.
+ * Refuses a newer schema or a foreign file untouched.
  */
 export function openDatabase(path: string, options: OpenDatabaseOptions): SqliteDatabase {
   const file = normalizePath(path);
