@@ -30,8 +30,12 @@ export function deserializeCall(serializer: Serializer, bytes: Uint8Array): unkn
 
 const EMPTY = new Uint8Array(0);
 
-/** What `JSON.stringify` escapes in a string, and surrogates (it decides about pairs itself). */
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+/**
+ * A string `JSON.stringify` would copy as it is: none of what it escapes, and no surrogates (it
+ * decides about pairs itself). Anchored and negated, V8 matches it about twice as fast as it finds
+ * the first such character with the plain class.
+ */
+const VERBATIM = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
 
 /** The default: JSON (so same-language only: no Dates, BigInts or Buffers round-trip). `undefined` is empty bytes. */
 export class JsonSerializer implements Serializer {
@@ -58,7 +62,7 @@ export class JsonSerializer implements Serializer {
     for (let i = 0; i < args.length; i++) {
       const v = args[i];
       let piece: string;
-      if (typeof v === "string") piece = NEEDS_ESCAPE.test(v) ? JSON.stringify(v) : `"${v}"`;
+      if (typeof v === "string") piece = VERBATIM.test(v) ? `"${v}"` : JSON.stringify(v);
       else if (typeof v === "number" || typeof v === "boolean" || v === null) piece = JSON.stringify(v);
       else return this.serialize(args);
       json += i === 0 ? piece : `,${piece}`;

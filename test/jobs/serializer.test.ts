@@ -16,6 +16,7 @@ describe("JsonSerializer: calls", () => {
       ['quote " inside', "back\\slash", "new\nline", "tab\t", "\u0000nul", "\u001f", "\u007f del"],
       ["emoji 😀 pair", "lone \ud800 high", "lone \udfff low", "\udc00\ud800 reversed"],
       ["line sep \u2028 and \u2029", "é accents ü", "中文"],
+      ['"at the start', 'at the end"', "\\", "lines\nand\nmore", "x".repeat(300) + "\n"],
       [0, -0, 1.5, -2e-7, 1e21, Number.NaN, Number.POSITIVE_INFINITY, Number.MAX_SAFE_INTEGER],
       [true, false, null],
       ["mixed", 1, null, true],
