@@ -3,6 +3,7 @@
 // better-sqlite3 (the floor: one-row claim + delete), plainjob and liteque (SQLite), BullMQ and
 // bee-queue (Redis on 127.0.0.1:6379, skipped when it does not answer); and the in-process
 // enqueue→handler latency. pg-boss and graphile-worker are in postgres.ts.
+// Also enqueue in batches of 64 sustained over ten times as many jobs, mqlite beside raw only.
 // Env: BENCH_JOBS (default 20000), BENCH_CAP_MS (longest a peer's round may take, default 10000).
 import BeeQueue from "bee-queue";
 import Database from "better-sqlite3";
@@ -37,6 +38,8 @@ import {
 } from "./_scenarios.js";
 
 const CAP_MS = Number(process.env.BENCH_CAP_MS ?? 10_000);
+/** Jobs per round of the sustained enqueue (ten times a normal round). */
+const SUSTAINED = JOBS * 10;
 const LATENCY = Number(process.env.BENCH_LATENCY ?? 2000);
 const silent = { error() {}, warn() {}, info() {}, debug() {} };
 const payload = { p: JOB_ARG };
@@ -197,6 +200,13 @@ export async function run(): Promise<SuiteResult> {
       bull((q) => capped(JOBS, 64, () => q.addBulk(b64.map(() => bullJob)))),
       bee((q) => capped(JOBS, 64, () => q.saveAll(b64.map((p) => q.createJob(p))))),
     ]),
+  );
+
+  // Sustained: enough jobs that most of the round writes into a WAL already grown and checkpointed
+  // several times (where mqlite's 4,000-page checkpoint and raw's default 1,000 differ).
+  await rec.compare(
+    { ...jobsPerSec, scenario: `enqueue batch 64, sustained (${SUSTAINED.toLocaleString("en-US")} jobs)` },
+    [ours((q) => enqueueBatch(q, SUSTAINED, 64)), rawC((r) => rawEnqueue(r, 64, SUSTAINED))],
   );
 
   // --- drain ---------------------------------------------------------------------------------------
