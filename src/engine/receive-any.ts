@@ -50,8 +50,8 @@ export class MultiReceiver {
       // Once its own claim found nothing, a sender's transaction may claim for it (a hand-off: no
       // transaction of its own then); armed only then, so the two never both claim.
       let armed = false;
-      const take = (_ctx: WriteContext, at: number) =>
-        armed && !req.signal?.aborted ? this.claimIn(req, at).messages : [];
+      const take = (_ctx: WriteContext, at: number, limit: number) =>
+        armed && !req.signal?.aborted ? this.claimIn(req, at, limit).messages : [];
       const waiter =
         req.waitMs > 0 && now < deadline && !req.signal?.aborted
           ? waitAny(this.deps.waiters, req.queues, deadline, now, req.signal, take)
@@ -99,18 +99,22 @@ export class MultiReceiver {
     return this.deps.write((_ctx, now) => this.claimIn(req, now), req.signal);
   }
 
-  /** The claim itself, inside a write transaction (its own, or a sender's in a hand-off). */
-  private claimIn(req: ReceiveAnyRequest, now: number): ClaimOutcome {
+  /**
+   * The claim itself, inside a write transaction (its own, or a sender's in a hand-off, which
+   * passes how many it may take).
+   */
+  private claimIn(req: ReceiveAnyRequest, now: number, limit = req.max): ClaimOutcome {
     const { queues, claimer, gates } = this.deps;
+    const max = Math.min(req.max, limit);
     const session = req.gates.length > 0 ? gates.open(req.gates, now) : undefined;
     const messages: Message[] = [];
     for (const name of req.queues) {
       const q = queues.get(name);
       if (!q) continue;
-      const got = claimer.claim(q, req.max - messages.length, "peek-lock", now, undefined, session);
+      const got = claimer.claim(q, max - messages.length, "peek-lock", now, undefined, session);
       for (const m of got) m.queue = name;
       messages.push(...got);
-      if (messages.length >= req.max) break;
+      if (messages.length >= max) break;
     }
     session?.finish();
     return { messages, retryAt: session?.retryAt() };

@@ -141,7 +141,8 @@ const SYNC_NAMES = ["off", "normal", "full", "extra"];
 
 interface SendOutcome {
   seqs: number[];
-  activated: Set<string>;
+  /** The queues the send made rows claimable in, and how many (a hand-off takes no more). */
+  activated: Map<string, number>;
   scheduledFor: number[];
   /** Messages stored per queue (for the sent counters). */
   stored: Map<string, number>;
@@ -328,12 +329,19 @@ export class SqliteBroker implements Broker {
 
   /**
    * A write made messages of `queues` claimable: parked receivers that can take them do so in this
-   * same transaction (a hand-off, saving them a transaction and a wake-up); every receiver still
-   * parked is woken after the commit.
+   * same transaction (a hand-off, saving them a transaction and a wake-up), taking no more than
+   * `budgets` counts for the queue when the write knows how many rows it made claimable; every
+   * receiver still parked is woken after the commit.
    */
-  private wake(ctx: WriteContext, queues: Iterable<string>, now: number): void {
+  private wake(
+    ctx: WriteContext,
+    queues: Iterable<string>,
+    now: number,
+    budgets?: ReadonlyMap<string, number>,
+  ): void {
     for (const q of queues) {
-      if (this.waiters.hasTakers(q)) ctx.beforeCommit((c) => this.waiters.handOff(q, c, now));
+      if (this.waiters.hasTakers(q))
+        ctx.beforeCommit((c) => this.waiters.handOff(q, c, now, budgets?.get(q)));
     }
     ctx.afterCommit(() => {
       for (const q of queues) this.waiters.notify(q);
@@ -475,7 +483,7 @@ export class SqliteBroker implements Broker {
     now: number,
   ): SendOutcome {
     const out = this.sendPrepared(name, messages, scheduledAt, ttlMs, now);
-    this.wake(ctx, out.activated, now);
+    this.wake(ctx, [...out.activated.keys()], now, out.activated);
     ctx.afterCommit(() => {
       for (const at of out.scheduledFor) this.loops.armScheduler(at);
       this.countSent(out);
@@ -508,7 +516,7 @@ export class SqliteBroker implements Broker {
     const single = messages.length === 1;
     const out: SendOutcome = {
       seqs: [],
-      activated: new Set(),
+      activated: new Map(),
       scheduledFor: [],
       stored: new Map(),
       published: [],
@@ -557,7 +565,8 @@ export class SqliteBroker implements Broker {
         result.deliveries.push(d);
         if (r.kind === "inserted") {
           out.stored.set(c.queue.name, (out.stored.get(c.queue.name) ?? 0) + 1);
-          if (r.state === "active") out.activated.add(c.queue.name);
+          if (r.state === "active")
+            out.activated.set(c.queue.name, (out.activated.get(c.queue.name) ?? 0) + 1);
           else out.scheduledFor.push(r.visibleAt);
         }
       });
@@ -614,7 +623,7 @@ export class SqliteBroker implements Broker {
       }
     }
     if (stored > 0) out.stored.set(name, stored);
-    if (stored > out.scheduledFor.length) out.activated.add(name);
+    if (stored > out.scheduledFor.length) out.activated.set(name, stored - out.scheduledFor.length);
     return out;
   }
 
@@ -666,8 +675,8 @@ export class SqliteBroker implements Broker {
     }
     const attemptId = options.attemptId || undefined;
     const signal = options.signal;
-    const claimIn = (now: number) =>
-      this.claimer.claim(this.queues.require(queue), max, mode, now, attemptId);
+    const claimIn = (now: number, limit = max) =>
+      this.claimer.claim(this.queues.require(queue), Math.min(max, limit), mode, now, attemptId);
     const claim = () => this.write((_ctx, now) => claimIn(now), signal);
     const deadline = this.clock.now() + wait;
     for (;;) {
@@ -678,7 +687,8 @@ export class SqliteBroker implements Broker {
       // Once its own claim found nothing, a sender's transaction may claim for the parked receive
       // (a hand-off); armed only then, so the two never both claim (`max` holds).
       let armed = false;
-      const take = (_ctx: WriteContext, at: number) => (armed && !signal?.aborted ? claimIn(at) : []);
+      const take = (_ctx: WriteContext, at: number, limit: number) =>
+        armed && !signal?.aborted ? claimIn(at, limit) : [];
       const waiter = this.waiters.wait(queue, deadline, now, signal, take);
       const again = await claim().catch((err) => {
         waiter.cancel();

@@ -14,13 +14,16 @@ export function waitAny<T>(
   take?: Take<T>,
 ): Waiter<T> {
   if (keys.length === 0) return deadlineOnly(deadline, now, signal);
+  // One key (a worker of one queue): the waiter itself, without a race of one.
+  if (keys.length === 1) return waiters.wait(keys[0]!, deadline, now, signal, take);
   // One take for all the keys: the first hand-off wins, later ones (other keys, same waiter) get none.
+  // So it takes from every key at once, unbounded: a hand-off's budget counts one key's rows.
   let took = false;
   const once: Take<T> | undefined =
     take &&
     ((ctx, at) => {
       if (took) return [];
-      const items = take(ctx, at);
+      const items = take(ctx, at, Number.POSITIVE_INFINITY);
       if (items.length > 0) {
         took = true;
         ctx.afterRollback(() => {

@@ -11,9 +11,10 @@ export interface Waiter<T = unknown> {
 
 /**
  * A parked receiver's claim, run by `handOff` inside the transaction that made messages claimable:
- * the receiver gets them when that transaction commits, without a transaction of its own.
+ * the receiver gets them when that transaction commits, without a transaction of its own. It
+ * claims at most `limit` (as many as the transaction made claimable, when that is known).
  */
-export type Take<T> = (ctx: WriteContext, now: number) => T[];
+export type Take<T> = (ctx: WriteContext, now: number, limit: number) => T[];
 
 /** One parked long-poll on one key. */
 interface Entry<T> {
@@ -68,8 +69,9 @@ export class Waiters<T = unknown> {
       signal?.removeEventListener("abort", onAbort);
       detach();
       this.rejectors.delete(fail);
+      // The watch timer stops at its next tick if nobody parked again by then: an idle worker
+      // parks after every job, and re-arming an interval each time costs more than a spare tick.
       this.count--;
-      if (this.count === 0) this.stopWatching();
     };
     const onAbort = () => done(false);
     const woken = new Promise<boolean>((resolve, reject) => {
@@ -120,17 +122,20 @@ export class Waiters<T = unknown> {
 
   /**
    * Inside a sender's transaction (a before-commit hook): lets each parked waiter of `queue` that
-   * can take claim what it wants, in the order they parked. A waiter that took something leaves
-   * every set now and gets its messages when the transaction commits, or a plain wake-up (to claim
-   * again) if it rolls back.
+   * can take claim what it wants, in the order they parked, until they took `budget` messages (the
+   * rows the transaction made claimable, when known: a claim past them would find nothing). A
+   * waiter that took something leaves every set now and gets its messages when the transaction
+   * commits, or a plain wake-up (to claim again) if it rolls back.
    */
-  handOff(queue: string, ctx: WriteContext, now: number): void {
+  handOff(queue: string, ctx: WriteContext, now: number, budget = Number.POSITIVE_INFINITY): void {
     const set = this.byQueue.get(queue);
     if (!set) return;
     for (const e of [...set]) {
+      if (budget <= 0) break;
       if (!e.take) continue;
-      const items = e.take(ctx, now);
+      const items = e.take(ctx, now, budget);
       if (items.length === 0) continue;
+      budget -= items.length;
       e.detach();
       ctx.afterCommit(() => e.deliver(items));
       ctx.afterRollback(() => e.deliver(undefined));
@@ -164,6 +169,10 @@ export class Waiters<T = unknown> {
   private startWatching(): void {
     if (this.timer) return;
     this.timer = setInterval(() => {
+      if (this.count === 0) {
+        this.stopWatching();
+        return;
+      }
       try {
         if (this.externalChange()) this.notifyAll();
       } catch {

@@ -17,6 +17,19 @@ function countTransactions(b: SqliteBroker): () => number {
   return () => n;
 }
 
+/** Records the `max` of every claim made inside the broker's next write transaction. */
+function spyClaimsOfNextTransaction(b: SqliteBroker): number[] {
+  const transactions = countTransactions(b);
+  const claimer = (b as unknown as { claimer: { claim(...args: unknown[]): unknown } }).claimer;
+  const claim = claimer.claim.bind(claimer);
+  const maxes: number[] = [];
+  claimer.claim = (...args: unknown[]) => {
+    if (transactions() === 1) maxes.push(args[1] as number);
+    return claim(...args);
+  };
+  return maxes;
+}
+
 async function broker() {
   const b = await openBroker(":memory:", { background: false, logger: silentLogger });
   await b.createQueue("q");
@@ -46,6 +59,31 @@ describe("hand-off: a send claims for a parked receiver inside its own transacti
     await b.complete("q", m!.seqNumber, m!.lockToken!);
     await b.close();
   });
+
+  for (const how of ["receive", "receiveAny of one queue"] as const) {
+    it(`${how}: a hand-off claims no more than the send made claimable, and asks no one past them`, async () => {
+      const b = await broker();
+      const park = (waitMs: number) =>
+        how === "receive"
+          ? b.receive("q", { waitMs, maxMessages: 10 })
+          : b.receiveAny(["q"], { waitMs, maxMessages: 10 });
+      const first = park(5000);
+      const second = park(300);
+      await parked();
+      const claims = spyClaimsOfNextTransaction(b);
+      await b.send("q", [{ body: "a" }, { body: "b" }]);
+      assert.deepEqual(
+        (await first).map((m) => m.body.toString()),
+        ["a", "b"],
+      );
+      // In the send's transaction, one claim of at most the two rows sent (a claim past them would
+      // only find nothing), and the second receiver is not asked: nothing is left for it. (Woken
+      // after the commit, it looks once more in a transaction of its own.)
+      assert.deepEqual(claims, [2]);
+      assert.deepEqual(await second, []);
+      await b.close();
+    });
+  }
 
   it("takes at most max_messages; the rest stay active for others", async () => {
     const b = await broker();
