@@ -181,6 +181,9 @@ export class Writer {
           this.chained++;
           microtask(this.flushNow);
         } else {
+          // After a chain of continuations, the yield's turn lets I/O in; this write was made before
+          // it, so the group waits for a further turn only if that one brought more writes.
+          this.gathered = this.window > 0 ? this.pending.length : 0;
           this.chained = 0;
           setImmediate(this.flushGathered);
         }

@@ -134,6 +134,22 @@ describe("group commit", () => {
     // At most a bounded run of commits goes by without the loop turning.
     assert.ok(turns >= 200 / 10, `${turns} turns during 200 writes`);
   });
+
+  it("a sequential caller's yield to the event loop costs it one turn, not a second one to gather", async () => {
+    const s = setup();
+    let turns = 0;
+    let stop = false;
+    const tick = () => {
+      turns++;
+      if (!stop) setImmediate(tick);
+    };
+    setImmediate(tick);
+    for (let i = 0; i < 200; i++) await s.write(i);
+    stop = true;
+    // One yield per nine commits (eight chained, then one turn): about 22 turns; waiting a second
+    // turn for more writes each time would make it about 44.
+    assert.ok(turns <= 200 / 9 + 4, `${turns} turns during 200 writes`);
+  });
 });
 
 describe("before-commit hooks", () => {
