@@ -1,3 +1,4 @@
+import type { Statement } from "better-sqlite3";
 import type { Message, ReceiveMode } from "../contract/types.js";
 import type { SqliteDatabase } from "../store/database.js";
 import { decodeMessages, encodeMessages } from "./message-codec.js";
@@ -48,30 +49,52 @@ const LEASE = "CASE WHEN lock_duration_ms > 0 THEN @now + lock_duration_ms ELSE 
 /** Claim gates hold back the subjects listed in `@exclude` (a JSON array). */
 const notExcluded = "(m.subject IS NULL OR m.subject NOT IN (SELECT value FROM json_each(@exclude)))";
 
-function claimSql(rule: string, gated = false): string {
+/**
+ * The claim statement. With `prioritized`, it picks in three arms, ORDER BY priority DESC, id: the
+ * best row of a positive priority (the small partial index), else the first priority-0 row in
+ * sequence order (the per-queue state index), else the best row of a negative priority. Without,
+ * only the middle arm: for a queue that holds no prioritized active row (most queues, always), the
+ * two other arms can only find nothing, and skipping them makes a claim a third cheaper.
+ */
+function claimSql(rule: string, gated = false, prioritized = true): string {
   const where = `${claimable} AND ${rule}${gated ? ` AND ${notExcluded}` : ""}`;
-  const prioritized = (sign: string) =>
+  const byPriority = (sign: string) =>
     `SELECT id FROM (SELECT m.id FROM messages m INDEXED BY idx_msg_claim_priority
                      WHERE m.priority ${sign} 0 AND m.priority <> 0 AND ${where} ORDER BY m.priority DESC, m.id LIMIT 1)`;
-  // ORDER BY priority DESC, id in three arms: the best row of a positive priority (the small
-  // partial index), else the first priority-0 row in sequence order (the per-queue state index),
-  // else the best row of a negative priority.
+  const inSequence = `SELECT id FROM (SELECT m.id FROM messages m INDEXED BY idx_msg_queue_state
+                      WHERE m.priority = 0 AND ${where} ORDER BY m.id LIMIT 1)`;
+  const pick = prioritized
+    ? `${byPriority(">")}
+      UNION ALL
+      ${inSequence}
+      UNION ALL
+      ${byPriority("<")}
+      LIMIT 1`
+    : inSequence;
   return `
     UPDATE messages SET state = 'locked', locked_until = ${LEASE}, lock_token = @token,
       delivery_count = delivery_count + 1, delivered_at = @now
     WHERE id = (
-      ${prioritized(">")}
-      UNION ALL
-      SELECT id FROM (SELECT m.id FROM messages m INDEXED BY idx_msg_queue_state
-                      WHERE m.priority = 0 AND ${where} ORDER BY m.id LIMIT 1)
-      UNION ALL
-      ${prioritized("<")}
-      LIMIT 1)
+      ${pick})
     RETURNING ${DELIVERY_COLUMNS}`;
 }
 
 /** The claim statement per ordering family (exported for the query-plan test). */
 export const CLAIM_SQL = { grouped: claimSql(groupRule), strict: claimSql(strictRule) } as const;
+
+/** The same for a queue without prioritized active rows (exported for the query-plan test). */
+export const UNPRIORITIZED_CLAIM_SQL = {
+  grouped: claimSql(groupRule, false, false),
+  strict: claimSql(strictRule, false, false),
+} as const;
+
+/** Whether a queue holds an active row of non-zero priority: one seek of the small partial index. */
+const HAS_PRIORITIZED = `SELECT 1 FROM messages INDEXED BY idx_msg_claim_priority
+  WHERE queue = ? AND state = 'active' AND priority <> 0 LIMIT 1`;
+
+/** Where `Claimer` keeps the claim statement of each combination. */
+const claimIndex = (strict: boolean, gated: boolean, prioritized: boolean): number =>
+  (strict ? 4 : 0) + (gated ? 2 : 0) + (prioritized ? 1 : 0);
 
 /** Per-claim gate bookkeeping (see claim-gates.ts): which subjects to hold back, and what was taken. */
 export interface ClaimGateSession {
@@ -83,14 +106,13 @@ export interface ClaimGateSession {
 
 /** Claims, receive-and-delete, receive attempts and receive-deferred. */
 export class Claimer {
-  private readonly claimGrouped;
-  private readonly claimStrict;
+  /** The claim statements, by `claimIndex(strict, gated, prioritized)`. */
+  private readonly claims: Statement[];
+  private readonly hasPrioritized;
   private readonly deleteClaimed;
   private readonly findAttempt;
   private readonly saveAttempt;
   private readonly claimDeferred;
-  private readonly claimGroupedGated;
-  private readonly claimStrictGated;
 
   /** `leased`: told the earliest lease end of every claim (the reaper arms for it). */
   constructor(
@@ -98,10 +120,14 @@ export class Claimer {
     private readonly leased: (lockedUntil: number) => void = () => {},
   ) {
     // Raw mode: rows as arrays (see `deliveryRow`).
-    this.claimGrouped = db.prepare(CLAIM_SQL.grouped).raw(true);
-    this.claimStrict = db.prepare(CLAIM_SQL.strict).raw(true);
-    this.claimGroupedGated = db.prepare(claimSql(groupRule, true)).raw(true);
-    this.claimStrictGated = db.prepare(claimSql(strictRule, true)).raw(true);
+    this.claims = [];
+    for (const strict of [false, true])
+      for (const gated of [false, true])
+        for (const prioritized of [false, true]) {
+          const sql = claimSql(strict ? strictRule : groupRule, gated, prioritized);
+          this.claims[claimIndex(strict, gated, prioritized)] = db.prepare(sql).raw(true);
+        }
+    this.hasPrioritized = db.prepare(HAS_PRIORITIZED).pluck();
     this.deleteClaimed = db.prepare("DELETE FROM messages WHERE id = ? AND lock_token = ?");
     this.findAttempt = db.prepare(
       "SELECT response FROM receive_attempts WHERE queue = ? AND attempt_id = ? AND expires_at > ?",
@@ -138,6 +164,8 @@ export class Claimer {
     if (queue.paused) return [];
     const strict = queue.ordering_mode === "strict_fifo";
     const lockUntil = now + queue.lock_duration_ms;
+    // Looked up once per call: the rows cannot change under this synchronous loop but by its claims.
+    const prioritized = max > 0 && this.hasPrioritized.get(queue.name) !== undefined;
     const out: Message[] = [];
     let bytes = 0;
     while (out.length < max && bytes < RECEIVE_BODY_BUDGET) {
@@ -145,8 +173,13 @@ export class Claimer {
       const exclude = gates?.excluded();
       const values = (
         exclude === undefined
-          ? (strict ? this.claimStrict : this.claimGrouped).get({ queue: queue.name, now, lockUntil, token })
-          : (strict ? this.claimStrictGated : this.claimGroupedGated).get({
+          ? this.claims[claimIndex(strict, false, prioritized)]!.get({
+              queue: queue.name,
+              now,
+              lockUntil,
+              token,
+            })
+          : this.claims[claimIndex(strict, true, prioritized)]!.get({
               queue: queue.name,
               now,
               lockUntil,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
-import { CLAIM_SQL } from "../../src/engine/claim.js";
+import { CLAIM_SQL, UNPRIORITIZED_CLAIM_SQL } from "../../src/engine/claim.js";
 import { silentLogger } from "../../src/engine/logger.js";
 import { openBroker } from "../../src/engine/open.js";
 import { migrate } from "../../src/store/migrate.js";
@@ -53,6 +53,18 @@ describe("query plans", () => {
           !s.startsWith("SCAN") || /^SCAN \(subquery-\d+\)$/.test(s),
           `full scan in claim plan: ${s}`,
         );
+        if (s.startsWith("SEARCH b")) assert.match(s, /idx_msg_(group|queue_state) \(.*id<\?\)/);
+      }
+    });
+  }
+
+  for (const [family, sql] of Object.entries(UNPRIORITIZED_CLAIM_SQL)) {
+    it(`1.5 the ${family} claim of a queue without prioritized rows seeks the queue's active range alone`, () => {
+      const steps = plan(db, sql);
+      assertUses(steps, /USING INDEX idx_msg_queue_state \(queue=\? AND state=\?\)$/);
+      assert.ok(!steps.some((s) => s.includes("idx_msg_claim_priority")), steps.join("\n"));
+      assertNoScan(steps);
+      for (const s of steps) {
         if (s.startsWith("SEARCH b")) assert.match(s, /idx_msg_(group|queue_state) \(.*id<\?\)/);
       }
     });
@@ -157,6 +169,21 @@ describe("query plans of the background loops, stats, peek and the job face", as
       assertUses(steps, /USING INDEX idx_msg_queue_state \(queue=\? AND state=\?\)$/);
       assertNoScan(steps);
     }
+    const unprioritized = [...new Set(seen)].filter(
+      (s) =>
+        /^\s*UPDATE messages SET state = 'locked'/.test(s) &&
+        /json_each\(@exclude\)/.test(s) &&
+        !/idx_msg_claim_priority/.test(s),
+    );
+    assert.equal(unprioritized.length, 2, "grouped and strict gated claims without prioritized rows");
+    for (const sql of unprioritized) {
+      const steps = plan(db, sql);
+      assertUses(steps, /USING INDEX idx_msg_queue_state \(queue=\? AND state=\?\)$/);
+      assertNoScan(steps);
+    }
+    // Which of the two a claim takes: one seek of the prioritized rows' partial index.
+    const prioritized = plan(db, statement(/SELECT 1 FROM messages INDEXED BY idx_msg_claim_priority/));
+    assertUses(prioritized, /USING COVERING INDEX idx_msg_claim_priority \(queue=\?\)/);
     const locked = plan(db, statement(/count\(\*\) AS n FROM messages INDEXED BY idx_msg_lease/));
     assertUses(locked, /idx_msg_lease/);
     const bucket = plan(db, statement(/SELECT tokens, updated_at FROM rate_limits WHERE key = \?/));
