@@ -168,12 +168,35 @@ export class JobRunner {
         ),
     };
     const middleware = this.core.middleware;
+    if (middleware.length === 0) {
+      // Without middleware, a handler that returns a plain value (a synchronous one) is done: it
+      // cannot time out, as the timer could only fire after it returned. No timer, no race.
+      let value: unknown;
+      try {
+        value = runInJob(jobCtx, () => task.handler(...list));
+      } catch (error) {
+        return { ok: false, error, timedOut: false, alwaysRetry: false };
+      }
+      if (!isThenable(value)) return { ok: true, value };
+      return this.raceTimeout(job, timeoutMs, value, ctx);
+    }
     const body = async () => {
       for (const mw of middleware) if (mw.before) await mw.before(ctx);
       const value = await runInJob(jobCtx, () => task.handler(...list));
       for (const mw of middleware) if (mw.after) await mw.after(ctx, value);
       return value;
     };
+    return this.raceTimeout(job, timeoutMs, body(), ctx);
+  }
+
+  /** Settles the attempt with `work`, or with a `JobTimeoutError` (aborting the job) after `timeoutMs`. */
+  private async raceTimeout(
+    job: RunningJob,
+    timeoutMs: number,
+    work: PromiseLike<unknown>,
+    ctx: TaskContext,
+  ): Promise<Attempt> {
+    const middleware = this.core.middleware;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -183,7 +206,7 @@ export class JobRunner {
       }, timeoutMs);
     });
     try {
-      return { ok: true, value: await Promise.race([body(), timeout]) };
+      return { ok: true, value: await Promise.race([work, timeout]) };
     } catch (error) {
       const timedOut = error instanceof JobTimeoutError;
       for (const mw of middleware) {
@@ -258,6 +281,14 @@ export class JobRunner {
       }
     }
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
 }
 
 /** The abort reason of a cancelled job's signal. */
