@@ -168,6 +168,7 @@ export class JobRunner {
         ),
     };
     const middleware = this.core.middleware;
+    const startedAt = performance.now();
     if (middleware.length === 0) {
       // Without middleware, a handler that returns a plain value (a synchronous one) is done: it
       // cannot time out, as the timer could only fire after it returned. No timer, no race.
@@ -178,7 +179,7 @@ export class JobRunner {
         return { ok: false, error, timedOut: false, alwaysRetry: false };
       }
       if (!isThenable(value)) return { ok: true, value };
-      return this.raceTimeout(job, timeoutMs, value, ctx);
+      return this.raceTimeout(job, timeoutMs, startedAt, value, ctx);
     }
     const body = async () => {
       for (const mw of middleware) if (mw.before) await mw.before(ctx);
@@ -186,13 +187,17 @@ export class JobRunner {
       for (const mw of middleware) if (mw.after) await mw.after(ctx, value);
       return value;
     };
-    return this.raceTimeout(job, timeoutMs, body(), ctx);
+    return this.raceTimeout(job, timeoutMs, startedAt, body(), ctx);
   }
 
-  /** Settles the attempt with `work`, or with a `JobTimeoutError` (aborting the job) after `timeoutMs`. */
+  /**
+   * Settles the attempt with `work`, or with a `JobTimeoutError` (aborting the job) once `timeoutMs`
+   * have passed since `startedAt` (the handler's synchronous start counts).
+   */
   private async raceTimeout(
     job: RunningJob,
     timeoutMs: number,
+    startedAt: number,
     work: PromiseLike<unknown>,
     ctx: TaskContext,
   ): Promise<Attempt> {
@@ -203,7 +208,7 @@ export class JobRunner {
         const err = new JobTimeoutError(timeoutMs);
         abortJob(job, err);
         reject(err);
-      }, timeoutMs);
+      }, Math.max(0, timeoutMs - (performance.now() - startedAt)));
     });
     try {
       return { ok: true, value: await Promise.race([work, timeout]) };

@@ -135,6 +135,29 @@ describe("jobs: retries, backoff, timeouts and dead letters", () => {
     assert.equal(JSON.parse((await queue.getJobErrors(id))[0]!.error).errtype, "JobTimeoutError");
   });
 
+  it("the timeout counts from the handler's start, its synchronous part included", async () => {
+    const t = tempQueue();
+    cleanup = t.cleanup;
+    const queue = t.queue.task(
+      "busy",
+      async () => {
+        // 150 ms of a 100 ms budget spent before the first await; what is left would end at 200 ms.
+        const until = performance.now() + 150;
+        while (performance.now() < until) {}
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return "done";
+      },
+      { timeoutMs: 100, maxRetries: 0 },
+    );
+    const failed: OutcomeEvent[] = [];
+    queue.on("job.failed", (e) => failed.push(e));
+    queue.runWorker();
+    const id = await queue.enqueue("busy", []);
+    await assert.rejects(queue.result(id), JobFailedError);
+    assert.equal(failed.length, 1);
+    assert.ok(failed[0]!.timedOut);
+  });
+
   it("the per-job options override the task's", async () => {
     const t = tempQueue();
     cleanup = t.cleanup;
