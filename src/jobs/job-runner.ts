@@ -203,12 +203,13 @@ export class JobRunner {
   ): Promise<Attempt> {
     const middleware = this.core.middleware;
     let timer: NodeJS.Timeout | undefined;
+    const left = Math.max(0, timeoutMs - (performance.now() - startedAt));
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         const err = new JobTimeoutError(timeoutMs);
         abortJob(job, err);
         reject(err);
-      }, Math.max(0, timeoutMs - (performance.now() - startedAt)));
+      }, left);
     });
     try {
       return { ok: true, value: await Promise.race([work, timeout]) };
