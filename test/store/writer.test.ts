@@ -16,6 +16,21 @@ function setup() {
   return { db, writer, write, commits: () => commits };
 }
 
+/** Turns of the event loop while one caller makes `n` writes, each awaiting the previous one. */
+async function turnsDuringSequentialWrites(n: number): Promise<number> {
+  const s = setup();
+  let turns = 0;
+  let stop = false;
+  const tick = () => {
+    turns++;
+    if (!stop) setImmediate(tick);
+  };
+  setImmediate(tick);
+  for (let i = 0; i < n; i++) await s.write(i);
+  stop = true;
+  return turns;
+}
+
 describe("group commit", () => {
   it("writes made together share one transaction, each with its own result and error", async () => {
     const s = setup();
@@ -121,31 +136,13 @@ describe("group commit", () => {
   });
 
   it("a sequential caller's writes still let the event loop turn", async () => {
-    const s = setup();
-    let turns = 0;
-    let stop = false;
-    const tick = () => {
-      turns++;
-      if (!stop) setImmediate(tick);
-    };
-    setImmediate(tick);
-    for (let i = 0; i < 200; i++) await s.write(i);
-    stop = true;
+    const turns = await turnsDuringSequentialWrites(200);
     // At most a bounded run of commits goes by without the loop turning.
     assert.ok(turns >= 200 / 10, `${turns} turns during 200 writes`);
   });
 
   it("a sequential caller's yield to the event loop costs it one turn, not a second one to gather", async () => {
-    const s = setup();
-    let turns = 0;
-    let stop = false;
-    const tick = () => {
-      turns++;
-      if (!stop) setImmediate(tick);
-    };
-    setImmediate(tick);
-    for (let i = 0; i < 200; i++) await s.write(i);
-    stop = true;
+    const turns = await turnsDuringSequentialWrites(200);
     // One yield per nine commits (eight chained, then one turn): about 22 turns; waiting a second
     // turn for more writes each time would make it about 44.
     assert.ok(turns <= 200 / 9 + 4, `${turns} turns during 200 writes`);
