@@ -2,7 +2,7 @@ import { LockLostError } from "../contract/errors.js";
 import type { CompleteResult, LockRef, RenewResult } from "../contract/types.js";
 import type { SqliteDatabase } from "../store/database.js";
 import type { QueueRow } from "./queue-config.js";
-import { Receipts, receiptArgs, type SettleOperation } from "./receipts.js";
+import { RECEIPT_TTL_MS, Receipts, receiptArgs, type SettleOperation } from "./receipts.js";
 
 /** The live-lease fence: the current token and a lease that has not lapsed (equality is lapsed). */
 const FENCE =
@@ -40,6 +40,7 @@ export class Settler {
   private readonly receipts: Receipts;
   private readonly completeRow;
   private readonly keepRow;
+  private readonly keptCompletion;
   private readonly abandonRow;
   private readonly releaseRow;
   private readonly rejectRow;
@@ -50,10 +51,14 @@ export class Settler {
   constructor(db: SqliteDatabase) {
     this.receipts = new Receipts(db);
     this.completeRow = db.prepare(`DELETE FROM messages WHERE ${FENCE}`);
+    // A kept row keeps the token it was completed with: it is the completion's receipt (see `complete`).
     this.keepRow = db.prepare(`
       UPDATE messages SET state = 'completed', result = @result, expires_at = @now + @retain, settled_at = @now,
-        lock_token = NULL, locked_until = 0
+        locked_until = 0
       WHERE ${FENCE}`);
+    this.keptCompletion = db.prepare(
+      "SELECT 1 FROM messages WHERE id = ? AND queue = ? AND state = 'completed' AND lock_token = ? AND settled_at > ?",
+    );
     const dead = `delivery_count >= ${EFFECTIVE_MAX}`;
     this.abandonRow = db.prepare(`
       UPDATE messages SET
@@ -95,24 +100,33 @@ export class Settler {
     op: SettleOperation,
     args: string,
     apply: () => SettleEffect | undefined,
+    receipt = true,
   ): SettleEffect {
     if (!token) throw new LockLostError();
     const effect = apply();
     if (effect) {
-      this.receipts.write(queue, seq, token, op, args, now);
+      if (receipt) this.receipts.write(queue, seq, token, op, args, now);
       return effect;
     }
     if (this.receipts.has(queue, seq, token, op, args, now)) return {};
+    if (op === "completed" && this.keptCompletion.get(seq, queue, token, now - RECEIPT_TTL_MS)) return {};
     throw new LockLostError();
   }
 
+  /**
+   * A completion kept at least as long as a receipt lives needs no receipt: its row, which keeps the
+   * lock token, answers an exact replay until the receipt would have expired. That spares a job
+   * drain a third of its writes. A shorter retention may delete the row first: it writes one.
+   */
   complete(queue: string, seq: number, token: string, now: number, keep?: KeepOptions): SettleEffect {
-    return this.fenced(queue, seq, token, now, "completed", "", () => {
+    const apply = () => {
       const changed = keep
         ? this.keepRow.run({ seq, queue, token, now, retain: keep.retainMs, result: keep.result }).changes
         : this.completeRow.run({ seq, queue, token, now }).changes;
       return changed > 0 ? { completed: true, settled: true } : undefined;
-    });
+    };
+    const receipt = keep === undefined || keep.retainMs < RECEIPT_TTL_MS;
+    return this.fenced(queue, seq, token, now, "completed", "", apply, receipt);
   }
 
   completeBatch(

@@ -194,6 +194,7 @@ describe("query plans of the background loops, stats, peek and the job face", as
     for (const sql of [
       statement(/^DELETE FROM messages WHERE id = @seq AND queue = @queue AND lock_token = @token/),
       statement(/SELECT 1 FROM settlement_receipts/),
+      statement(/SELECT 1 FROM messages WHERE id = \? AND queue = \? AND state = 'completed'/),
     ]) {
       assertNoScan(plan(db, sql));
     }

@@ -115,6 +115,51 @@ cases((factory) => {
       await fails(s.broker.complete("q", m.seqNumber, m.lockToken), LockLostError, "lock_lost");
     });
 
+    it("3.2 a kept completion answers its exact replay for 30 minutes, and only that", async () => {
+      const [a, b] = await s.broker.send("q", [{ body: "a" }, { body: "b" }]);
+      const [ma, mb] = await s.broker.receive("q", { maxMessages: 2 });
+      const keep = { retainMs: 2 * 3600 * 1000, result: Buffer.from("r") };
+      await s.broker.complete("q", a!, ma!.lockToken!, keep);
+      await s.broker.complete("q", a!, ma!.lockToken!, keep);
+      await s.broker.complete("q", a!, ma!.lockToken!);
+      await fails(s.broker.complete("q", a!, mb!.lockToken!), LockLostError, "lock_lost");
+      await fails(s.broker.abandon("q", a!, ma!.lockToken!), LockLostError, "lock_lost");
+      await fails(s.broker.reject("q", a!, ma!.lockToken!), LockLostError, "lock_lost");
+      await fails(s.broker.defer("q", a!, ma!.lockToken!), LockLostError, "lock_lost");
+      await fails(
+        s.broker.createQueue("other").then(() => s.broker.complete("other", a!, ma!.lockToken!)),
+        LockLostError,
+        "lock_lost",
+      );
+      const [rec] = await s.broker.getMessages([a!]);
+      assert.equal(rec?.state, "completed");
+      assert.equal(rec?.lockToken, undefined, "a completed message shows no lock token");
+      assert.equal(rec?.result?.toString(), "r");
+      const shown = (await s.broker.peek("q")).find((m) => m.seqNumber === a);
+      assert.equal(shown?.lockToken, undefined);
+      s.clock.advance(30 * 60 * 1000 - 1);
+      await s.maintain();
+      await s.broker.complete("q", a!, ma!.lockToken!, keep);
+      s.clock.advance(1);
+      await s.maintain();
+      await fails(s.broker.complete("q", a!, ma!.lockToken!, keep), LockLostError, "lock_lost");
+      assert.equal((await s.broker.getMessages([a!]))[0]?.state, "completed", "still kept");
+      await fails(s.broker.complete("q", b!, mb!.lockToken!), LockLostError, "lock_lost");
+    });
+
+    it("3.2 a completion kept briefly answers its replay after its row is swept", async () => {
+      const [a] = await s.broker.send("q", { body: "a" });
+      const m = await receiveOne(s.broker, "q");
+      await s.broker.complete("q", a!, m.lockToken, { retainMs: 1000 });
+      s.clock.advance(1000);
+      await s.maintain();
+      assert.deepEqual(await s.broker.getMessages([a!]), []);
+      await s.broker.complete("q", a!, m.lockToken, { retainMs: 1000 });
+      s.clock.advance(30 * 60 * 1000 - 1000);
+      await s.maintain();
+      await fails(s.broker.complete("q", a!, m.lockToken), LockLostError, "lock_lost");
+    });
+
     it("3.3 a receive retried with the same attempt id returns the same batch and tokens, no extra delivery", async () => {
       await s.broker.send("q", [{ body: "a" }, { body: "b" }, { body: "c" }]);
       const first = await s.broker.receive("q", { maxMessages: 2, attemptId: "att-1" });
