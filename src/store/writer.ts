@@ -181,9 +181,10 @@ export class Writer {
           this.chained++;
           microtask(this.flushNow);
         } else {
-          // After a chain of continuations, the yield's turn lets I/O in; this write was made before
-          // it, so the group waits for a further turn only if that one brought more writes.
-          this.gathered = this.window > 0 ? this.pending.length : 0;
+          // The write was made before the turn it waits for (after a chain of continuations, the
+          // yield's turn lets I/O in): the group waits a further turn only if that one brought more
+          // writes. A lone write commits after one turn.
+          this.gathered = this.pending.length;
           this.chained = 0;
           setImmediate(this.flushGathered);
         }

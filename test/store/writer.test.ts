@@ -95,6 +95,22 @@ describe("group commit", () => {
     assert.equal(s.commits(), 1);
   });
 
+  it("a lone write from an event-loop callback commits in the next turn, not a second one", async () => {
+    const s = setup();
+    const order: string[] = [];
+    await new Promise<void>((resolve) => {
+      setTimeout(() => {
+        void s.write(1).then(() => order.push("committed"));
+        // Queued after the writer's own turn: it runs in the same check phase, just after it.
+        setImmediate(() => {
+          order.push("next turn");
+          setImmediate(resolve);
+        });
+      }, 1);
+    });
+    assert.deepEqual(order, ["committed", "next turn"]);
+  });
+
   it("a group waits a bounded number of turns: a steady trickle still commits", async () => {
     const s = setup();
     const out: Promise<number>[] = [];
