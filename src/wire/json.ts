@@ -20,6 +20,26 @@ function nonIntegerLiteral(text: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether a parsed value holds a number anywhere. Only then can its text hold a number literal
+ * (keys are strings), so a request of strings alone, such as a Send whose base64 bodies are full of
+ * `e`s, skips the literal scan. Iterative: a parsed value may be nested far deeper than the stack.
+ */
+function holdsNumber(root: unknown): boolean {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === "number") return true;
+    if (value === null || typeof value !== "object") continue;
+    if (Array.isArray(value)) {
+      for (const v of value) stack.push(v);
+    } else {
+      for (const key in value) stack.push((value as Record<string, unknown>)[key]);
+    }
+  }
+  return false;
+}
+
 /** A lone surrogate, raw or as a `\uXXXX` escape (an escaped pair is checked after parsing). */
 const MAYBE_LONE_SURROGATE =
   /\\u[dD][89a-fA-F]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
@@ -76,7 +96,7 @@ export function decodeJsonObject(text: string): Record<string, unknown> {
     const kind = value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
     throw new InvalidArgumentError(`json: cannot unmarshal ${kind} into a request object`);
   }
-  const literal = nonIntegerLiteral(text);
+  const literal = holdsNumber(value) ? nonIntegerLiteral(text) : undefined;
   if (literal !== undefined) {
     throw new InvalidArgumentError(`json: cannot unmarshal number ${literal} into an integer field`);
   }

@@ -41,6 +41,8 @@ describe("error answers (raw HTTP)", () => {
       ["a float in an int field", '{"queue":"q","ttl_ms":1.5}'],
       ["a float literal with a zero fraction", '{"queue":"q","ttl_ms":1.0}'],
       ["an exponent in an int field", '{"queue":"q","ttl_ms":1e3}'],
+      ["a float literal deep in a message", '{"queue":"q","messages":[{"body":"eA==","priority":2.0}]}'],
+      ["an exponent in a second message", '{"queue":"q","messages":[{"body":"eE1="},{"priority":1E0}]}'],
       ["a number in a string field", '{"queue":5}'],
       ["a non-string property value", '{"queue":"q","messages":[{"properties":{"k":1}}]}'],
       [
