@@ -124,6 +124,8 @@ export class Writer {
   /** Writes pending when the group last looked for more, and the turns it has waited. */
   private gathered = 0;
   private gatherTurns = 0;
+  /** Writes of the last group committed. */
+  private lastGroup = 0;
   private readonly flushGathered = () => {
     const n = this.pending.length;
     if (n > this.gathered && this.gatherTurns < MAX_GATHER_TURNS) {
@@ -181,10 +183,12 @@ export class Writer {
           this.chained++;
           microtask(this.flushNow);
         } else {
-          // The write was made before the turn it waits for (after a chain of continuations, the
-          // yield's turn lets I/O in): the group waits a further turn only if that one brought more
-          // writes. A lone write commits after one turn.
-          this.gathered = this.pending.length;
+          // A write made before the turn it waits for (after a chain of continuations, the yield's
+          // turn lets I/O in), or after a group of one (a lone caller): the group waits a further
+          // turn only if that one brought more writes, so a lone write commits after one turn.
+          // Behind a group of several (connections answered together, whose next requests trickle
+          // in over the next turns) the first turn's writes wait for a second turn anyway.
+          this.gathered = this.window > 0 || this.lastGroup <= 1 ? this.pending.length : 0;
           this.chained = 0;
           setImmediate(this.flushGathered);
         }
@@ -228,6 +232,7 @@ export class Writer {
     });
     this.pending = [];
     if (batch.length === 0) return;
+    this.lastGroup = batch.length;
 
     let hooks = new Hooks();
     let results: Outcome[] = [];

@@ -111,6 +111,21 @@ describe("group commit", () => {
     assert.deepEqual(order, ["committed", "next turn"]);
   });
 
+  it("behind a group of several, a write waits a second turn for the writes trickling in after it", async () => {
+    const s = setup();
+    await Promise.all([s.write(1), s.write(2), s.write(3)]);
+    const before = s.commits();
+    // Like a busy server's connections, answered together, sending their next requests over two turns.
+    const out = await new Promise<Promise<number>[]>((resolve) => {
+      setTimeout(() => {
+        const first = s.write(4);
+        setImmediate(() => resolve([first, s.write(5)]));
+      }, 1);
+    });
+    await Promise.all(out);
+    assert.equal(s.commits() - before, 1);
+  });
+
   it("a group waits a bounded number of turns: a steady trickle still commits", async () => {
     const s = setup();
     const out: Promise<number>[] = [];
