@@ -119,14 +119,22 @@ export class Settler {
    * drain a third of its writes. A shorter retention may delete the row first: it writes one.
    */
   complete(queue: string, seq: number, token: string, now: number, keep?: KeepOptions): SettleEffect {
-    const apply = () => {
-      const changed = keep
-        ? this.keepRow.run({ seq, queue, token, now, retain: keep.retainMs, result: keep.result }).changes
-        : this.completeRow.run({ seq, queue, token, now }).changes;
-      return changed > 0 ? { completed: true, settled: true } : undefined;
-    };
     const receipt = keep === undefined || keep.retainMs < RECEIPT_TTL_MS;
-    return this.fenced(queue, seq, token, now, "completed", "", apply, receipt);
+    return this.fenced(
+      queue,
+      seq,
+      token,
+      now,
+      "completed",
+      "",
+      () => {
+        const changed = keep
+          ? this.keepRow.run({ seq, queue, token, now, retain: keep.retainMs, result: keep.result }).changes
+          : this.completeRow.run({ seq, queue, token, now }).changes;
+        return changed > 0 ? { completed: true, settled: true } : undefined;
+      },
+      receipt,
+    );
   }
 
   completeBatch(
