@@ -176,7 +176,7 @@ export class JobRunner {
       try {
         value = runInJob(jobCtx, () => task.handler(...list));
       } catch (error) {
-        return { ok: false, error, timedOut: false, alwaysRetry: false };
+        return failedAttempt(error);
       }
       if (!isThenable(value)) return { ok: true, value };
       return this.raceTimeout(job, timeoutMs, startedAt, value, ctx);
@@ -214,7 +214,6 @@ export class JobRunner {
     try {
       return { ok: true, value: await Promise.race([work, timeout]) };
     } catch (error) {
-      const timedOut = error instanceof JobTimeoutError;
       for (const mw of middleware) {
         if (!mw.onError) continue;
         try {
@@ -223,7 +222,7 @@ export class JobRunner {
           // the attempt already failed; a failing hook does not change that
         }
       }
-      return { ok: false, error, timedOut, alwaysRetry: timedOut };
+      return failedAttempt(error);
     } finally {
       clearTimeout(timer);
     }
@@ -287,6 +286,12 @@ export class JobRunner {
       }
     }
   }
+}
+
+/** A failed attempt: a timeout is always retried. */
+function failedAttempt(error: unknown): Attempt {
+  const timedOut = error instanceof JobTimeoutError;
+  return { ok: false, error, timedOut, alwaysRetry: timedOut };
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
