@@ -153,7 +153,7 @@ describe("query plans of the background loops, stats, peek and the job face", as
       db,
       statement(/FROM messages WHERE queue = \? AND state = \? AND id >= \? ORDER BY id LIMIT \?/),
     );
-    assertUses(steps, /idx_msg_queue_state \(queue=\? AND state=\? AND id>\?\)/);
+    assertUses(steps, /idx_msg_queue_state \(queue=\? AND state=\? AND rowid>\?\)/);
     assertNoScan(steps);
     assert.ok(!steps.some((s) => s.includes("TEMP B-TREE")), steps.join("\n"));
   });

@@ -85,6 +85,7 @@ describe("store: migrations", () => {
         { version: 5, name: "priority_claim_index" },
         { version: 6, name: "sequence_reservations" },
         { version: 7, name: "topic_log_reservations" },
+        { version: 8, name: "rowid_tailed_indexes" },
       ],
     );
     // 6 (sequence_reservations): ids come from the reservation, not from AUTOINCREMENT.
@@ -94,6 +95,12 @@ describe("store: migrations", () => {
       other.prepare("SELECT sql FROM sqlite_schema WHERE name = 'topic_messages'").pluck().get() as string,
       /AUTOINCREMENT/,
     );
+    // 8 (rowid_tailed_indexes): no index names the id its entries already end with.
+    const tailed = other
+      .prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND sql LIKE '%, id)%'")
+      .pluck()
+      .all();
+    assert.deepEqual(tailed, []);
     other.close();
   });
 

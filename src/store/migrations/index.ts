@@ -5,6 +5,7 @@ import { stateCheck } from "./0004_state_check.js";
 import { priorityClaimIndex } from "./0005_priority_claim_index.js";
 import { sequenceReservations } from "./0006_sequence_reservations.js";
 import { topicLogReservations } from "./0007_topic_log_reservations.js";
+import { rowidTailedIndexes } from "./0008_rowid_tailed_indexes.js";
 import type { Migration } from "./migration.js";
 
 export type { Migration } from "./migration.js";
@@ -18,6 +19,7 @@ export const migrations: readonly Migration[] = [
   priorityClaimIndex,
   sequenceReservations,
   topicLogReservations,
+  rowidTailedIndexes,
 ];
 
 export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1]!.version;
