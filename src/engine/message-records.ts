@@ -10,6 +10,7 @@ import { MESSAGE_STATES, type MessageState, SETTLED_STATES } from "../contract/t
 import type { SqliteDatabase } from "../store/database.js";
 import { ANSWER_BUDGET_BYTES, AnswerBudget } from "./answer-budget.js";
 import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "./message-row.js";
+import { keptCompletionReceiptsSql, RECEIPT_TTL_MS } from "./receipts.js";
 
 /** Every column of a record: peek's, plus the queue and what the job face reads. */
 const RECORD_COLUMNS = `${PEEK_COLUMNS}, queue, result, delivered_at, settled_at, progress, unique_key,
@@ -209,21 +210,27 @@ export class MessageRecords {
     }
   }
 
-  /** Deletes settled messages of a queue (kept outcomes, dead letters). */
+  /**
+   * Deletes settled messages of a queue (kept outcomes, dead letters). A kept completion deleted
+   * within a receipt's lifetime leaves the receipt its row stood in for.
+   */
   deleteSettled(queue: string, options: DeleteSettledOptions, now: number): number {
     const states = stateList(options.states, SETTLED_STATES);
     const olderThan = Math.max(0, options.olderThanMs ?? 0);
     const params: unknown[] = [queue, JSON.stringify(states)];
-    let sql = `DELETE FROM messages WHERE queue = ? AND state IN (SELECT value FROM json_each(?))`;
+    let where = "queue = ? AND state IN (SELECT value FROM json_each(?))";
     if (olderThan > 0) {
-      sql += " AND settled_at < ?";
+      where += " AND settled_at < ?";
       params.push(now - olderThan);
     }
     if (options.seqNumbers) {
-      sql += " AND id IN (SELECT value FROM json_each(?))";
+      where += " AND id IN (SELECT value FROM json_each(?))";
       params.push(JSON.stringify(options.seqNumbers));
     }
-    return this.db.prepare(sql).run(...params).changes;
+    if (states.includes("completed")) {
+      this.db.prepare(keptCompletionReceiptsSql(where)).run(...params, now - RECEIPT_TTL_MS);
+    }
+    return this.db.prepare(`DELETE FROM messages WHERE ${where}`).run(...params).changes;
   }
 
   /** Deletes kept outcomes (completed, cancelled) whose retention lapsed. */

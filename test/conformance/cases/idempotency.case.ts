@@ -147,6 +147,29 @@ cases((factory) => {
       await fails(s.broker.complete("q", b!, mb!.lockToken!), LockLostError, "lock_lost");
     });
 
+    it("3.2 a kept completion deleted within 30 minutes still answers its exact replay, and only that", async () => {
+      const [a, b] = await s.broker.send("q", [{ body: "a" }, { body: "b" }]);
+      const [ma, mb] = await s.broker.receive("q", { maxMessages: 2 });
+      const keep = { retainMs: 2 * 3600 * 1000 };
+      await s.broker.complete("q", a!, ma!.lockToken!, keep);
+      await s.broker.complete("q", b!, mb!.lockToken!, keep);
+      s.clock.advance(60_000);
+      // Only the first is deleted: the second stays kept and answers from its row.
+      assert.equal(await s.broker.deleteSettled("q", { states: ["completed"], seqNumbers: [a!] }), 1);
+      assert.deepEqual(await s.broker.getMessages([a!]), []);
+      await s.broker.complete("q", a!, ma!.lockToken!, keep);
+      await fails(s.broker.complete("q", a!, mb!.lockToken!), LockLostError, "lock_lost");
+      await fails(s.broker.abandon("q", a!, ma!.lockToken!), LockLostError, "lock_lost");
+      await s.broker.complete("q", b!, mb!.lockToken!, keep);
+      s.clock.advance(30 * 60 * 1000 - 60_000 - 1);
+      await s.maintain();
+      await s.broker.complete("q", a!, ma!.lockToken!);
+      s.clock.advance(1);
+      await s.maintain();
+      await fails(s.broker.complete("q", a!, ma!.lockToken!), LockLostError, "lock_lost");
+      await fails(s.broker.complete("q", b!, mb!.lockToken!), LockLostError, "lock_lost");
+    });
+
     it("3.2 a completion kept briefly answers its replay after its row is swept", async () => {
       const [a] = await s.broker.send("q", { body: "a" });
       const m = await receiveOne(s.broker, "q");
