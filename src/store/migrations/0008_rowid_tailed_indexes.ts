@@ -4,8 +4,8 @@ import type { Migration } from "./migration.js";
  * Indexes that ended in the table's id no longer name it. SQLite ends every index entry of a rowid
  * table with the rowid, so an index on (queue, state, id) stored the id twice; (queue, state) holds
  * the same entries in the same order (rowid last, ascending) and answers the same seeks (`rowid>?`,
- * `ORDER BY id`). Each entry is a sixth smaller, and every send, claim and settlement writes fewer
- * index pages.
+ * `ORDER BY id`). An index of (queue, state) entries is about 13% smaller, and every send, claim and
+ * settlement writes fewer index pages.
  */
 export const rowidTailedIndexes: Migration = {
   version: 8,
