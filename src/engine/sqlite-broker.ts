@@ -59,6 +59,7 @@ import type {
   TestFilterResult,
 } from "../contract/types.js";
 import { MESSAGE_STATES } from "../contract/types.js";
+import { type CheckpointedFile, checkpointInBackground } from "../store/checkpointer.js";
 import type { Clock } from "../store/clock.js";
 import { systemClock } from "../store/clock.js";
 import { isMemoryPath, normalizePath, openDatabase, type SqliteDatabase } from "../store/database.js";
@@ -114,6 +115,11 @@ export interface SqliteBrokerOptions {
   maxMessageBytes?: number;
   /** Run the background loops (reaper, scheduler, TTL, janitors, retention, reclaim). Default true. */
   background?: boolean;
+  /**
+   * Copy committed pages from the WAL into the file on a background thread (one per process), so
+   * a commit seldom stalls for a checkpoint. Default true; ignored for in-memory and exclusive files.
+   */
+  checkpointThread?: boolean;
   /** Broker-wide DLQ retention that queues inherit. Default: no bounds. */
   dlqRetention?: Partial<DlqBounds>;
   /** Where warnings (such as failing filters) go. Default: stderr. */
@@ -187,6 +193,8 @@ export class SqliteBroker implements Broker {
   private readonly dataVersion;
   private lastDataVersion = 0;
   private closing: Promise<void> | undefined;
+  /** Copies committed pages into the file off the event loop (file-backed, shared files only). */
+  private readonly checkpoints: CheckpointedFile | undefined;
   private readonly completedCounts = new Map<string, number>();
   private readonly sentCounts = new Map<string, number>();
   private readonly statsRows;
@@ -214,6 +222,11 @@ export class SqliteBroker implements Broker {
       exclusive: options.exclusive,
       now: this.clock.now(),
     });
+    if (options.checkpointThread !== false && !isMemoryPath(path) && !options.exclusive) {
+      this.checkpoints = checkpointInBackground(this.location, options.synchronous ?? "normal", (err) =>
+        this.logger.warn({ err: err.message }, "background checkpoints stopped; commits checkpoint instead"),
+      );
+    }
     this.openedAt = this.clock.now();
     this.dataVersion = this.db.prepare("PRAGMA data_version").pluck();
     this.lastDataVersion = this.dataVersion.get() as number;
@@ -230,7 +243,10 @@ export class SqliteBroker implements Broker {
     this.maintenance = new Maintenance(this.db, this.ids);
     this.writer = new Writer(
       this.db,
-      () => this.checkExternalChange(),
+      () => {
+        this.checkpoints?.nudge();
+        this.checkExternalChange();
+      },
       () => this.dropCaches(),
     );
     this.waiters = new Waiters<Message>(() => this.checkExternalChange());
@@ -1323,6 +1339,8 @@ export class SqliteBroker implements Broker {
             // Not given back (the file is busy or gone): a gap in the numbers, nothing lost.
           }
         }
+        // Its connection closes first, so ours is the last and removes the WAL.
+        await this.checkpoints?.close();
         this.db.close();
       })();
     }
