@@ -222,11 +222,6 @@ export class SqliteBroker implements Broker {
       exclusive: options.exclusive,
       now: this.clock.now(),
     });
-    if (options.checkpointThread !== false && !isMemoryPath(path) && !options.exclusive) {
-      this.checkpoints = checkpointInBackground(this.location, options.synchronous ?? "normal", (err) =>
-        this.logger.warn({ err: err.message }, "background checkpoints stopped; commits checkpoint instead"),
-      );
-    }
     this.openedAt = this.clock.now();
     this.dataVersion = this.db.prepare("PRAGMA data_version").pluck();
     this.lastDataVersion = this.dataVersion.get() as number;
@@ -288,6 +283,10 @@ export class SqliteBroker implements Broker {
     ];
     // Crash recovery: only leases that have lapsed (another live process may hold the rest).
     this.writer.runNow(() => this.maintenance.reap(this.clock.now(), emptyResult()));
+    // Last: nothing below can fail and leave the thread a connection to a file no broker holds.
+    if (options.checkpointThread !== false && !isMemoryPath(path) && !options.exclusive) {
+      this.checkpoints = this.startCheckpoints(options.synchronous ?? "normal");
+    }
     this.loops = new Loops({
       clock: this.clock,
       run: (step) => this.runMaintenanceStep(step),
@@ -297,6 +296,21 @@ export class SqliteBroker implements Broker {
       logger: this.logger,
     });
     if (options.background !== false) this.loops.start();
+  }
+
+  /** Hands the file to the checkpoint thread; without one (it could not start), commits checkpoint. */
+  private startCheckpoints(synchronous: SyncMode): CheckpointedFile | undefined {
+    const stopped = (err: unknown) =>
+      this.logger.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        "background checkpoints stopped; commits checkpoint instead",
+      );
+    try {
+      return checkpointInBackground(this.location, synchronous, stopped);
+    } catch (err) {
+      stopped(err);
+      return undefined;
+    }
   }
 
   /** True when another connection committed since the last check; drops every cache if so. */

@@ -24,7 +24,9 @@ export interface OpenDatabaseOptions {
  * 1000). Each checkpoint costs two fsyncs and a copy of every page changed since the last one; at
  * 4000 frames (a WAL of about 16 MiB) sustained writes spend a third less time checkpointing, because
  * pages rewritten by many commits (index leaves, the last table page, page 1) are copied once.
- * The price is a longer single stall (tens of ms) on the commit that checkpoints.
+ * The price is a longer single stall (tens of ms) on the commit that checkpoints; a broker's
+ * checkpoint thread (checkpointer.ts) copies most of those pages beforehand, leaving the commit
+ * the rest and the fsyncs, and the WAL reset that keeps the WAL from growing.
  */
 export const WAL_AUTOCHECKPOINT_FRAMES = 4000;
 
