@@ -203,7 +203,7 @@ export async function run(): Promise<SuiteResult> {
   );
 
   // Sustained: enough jobs that most of the round writes into a WAL already grown and checkpointed
-  // several times (where mqlite's 4,000-page checkpoint and raw's default 1,000 differ).
+  // several times (where mqlite's checkpoint thread and raw's inline 1,000-page checkpoint differ).
   await rec.compare(
     { ...jobsPerSec, scenario: `enqueue batch 64, sustained (${SUSTAINED.toLocaleString("en-US")} jobs)` },
     [ours((q) => enqueueBatch(q, SUSTAINED, 64)), rawC((r) => rawEnqueue(r, 64, SUSTAINED))],
