@@ -238,11 +238,9 @@ export class SqliteBroker implements Broker {
     this.maintenance = new Maintenance(this.db, this.ids);
     this.writer = new Writer(
       this.db,
-      () => {
-        this.checkpoints?.nudge();
-        this.checkExternalChange();
-      },
+      () => this.checkExternalChange(),
       () => this.dropCaches(),
+      () => this.checkpoints?.nudge(),
     );
     this.waiters = new Waiters<Message>(() => this.checkExternalChange());
     this.settledWaiters = new Waiters(() => this.checkExternalChange());

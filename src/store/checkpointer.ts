@@ -5,13 +5,13 @@ import type { SyncMode } from "./sync-mode.js";
 /** How long the checkpoint thread lets commits gather between two passes while writes arrive. */
 export const CHECKPOINT_INTERVAL_MS = 10;
 /**
- * How long it sleeps, once a pass found nothing new, before looking again unasked. A beginning
- * write (`nudge`) wakes it at once; this catches the commits of other processes.
+ * How long it sleeps, once a pass found nothing new, before looking again unasked. A commit of
+ * this process (`nudge`) wakes it at once; this catches the commits of other processes.
  */
 const IDLE_MS = 5000;
 
 // Slots of the buffer both threads share.
-/** Bumped (and notified) to wake the thread: a control message, or a write while it sleeps. */
+/** Bumped (and notified) to wake the thread: a control message, or a commit while it sleeps. */
 const SIGNAL = 0;
 /** 1 while the thread sleeps until woken (a nudge must wake it), 0 while it passes at intervals. */
 const IDLE = 1;
@@ -77,21 +77,26 @@ let seen = Atomics.load(shared, ${SIGNAL});
 control();
 let active = true;
 for (;;) {
-  Atomics.store(shared, ${IDLE}, active ? 0 : 1);
+  if (!active) {
+    // About to sleep: say so, then look once more. A commit that ends before the flag is up is
+    // seen by this look; one that ends after it finds the flag and wakes the thread.
+    Atomics.store(shared, ${IDLE}, 1);
+    active = pass();
+    if (active) Atomics.store(shared, ${IDLE}, 0);
+  }
   const timeout = active ? workerData.intervalMs : files.size > 0 ? workerData.idleMs : Infinity;
   const woken = Atomics.wait(shared, ${SIGNAL}, seen, timeout) !== "timed-out";
   Atomics.store(shared, ${IDLE}, 0);
   seen = Atomics.load(shared, ${SIGNAL});
   control();
-  // Woken (a write began, a file came or went): let the commits gather for an interval first.
-  if (woken) active = true;
-  else active = pass();
+  // Woken (a commit, a file came or went): let further commits gather for an interval first.
+  active = woken || pass();
 }
 `;
 
 /** A file the checkpoint thread keeps copied. */
 export interface CheckpointedFile {
-  /** A write is beginning: wakes the thread if it sleeps (one atomic read when it does not). */
+  /** A write committed: wakes the thread if it sleeps (one atomic read when it does not). */
   nudge(): void;
   /** Stops checkpointing the file; resolves once the thread's connection to it is closed. */
   close(): Promise<void>;

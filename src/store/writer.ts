@@ -156,6 +156,8 @@ export class Writer {
     private readonly onBegin: () => void = () => {},
     /** Called after anything was rolled back: what was cached from the undone writes is stale. */
     private readonly onRollback: () => void = () => {},
+    /** Called after every commit, before its hooks (the checkpoint thread's wake-up). */
+    private readonly onCommit: () => void = () => {},
   ) {
     this.sql = {
       begin: db.prepare("BEGIN IMMEDIATE"),
@@ -212,6 +214,7 @@ export class Writer {
       this.onRollback();
       throw mapSqliteError(err);
     }
+    this.onCommit();
     for (const f of hooks.after) f();
     return result;
   }
@@ -273,6 +276,7 @@ export class Writer {
       });
       return;
     }
+    this.onCommit();
     runAll(hooks.after);
     batch.forEach((w, i) => {
       const r = results[i]!;

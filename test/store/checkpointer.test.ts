@@ -81,6 +81,29 @@ describe("store: background checkpoints", () => {
     }
   });
 
+  it("sees a commit that ends after a pass found nothing (a transaction longer than its interval)", async () => {
+    const path = tmp.file("long-tx.db");
+    const broker = await openBroker(path, quiet);
+    try {
+      await broker.createQueue("q");
+      await sleep(CHECKPOINT_INTERVAL_MS * 10);
+      const before = statSync(path).size;
+      await broker.tx((t) => {
+        t.send(
+          "q",
+          Array.from({ length: 200 }, () => ({ body: BODY })),
+        );
+        // Held open for several of the thread's intervals: its passes meanwhile find nothing new.
+        const until = performance.now() + CHECKPOINT_INTERVAL_MS * 5;
+        while (performance.now() < until) {}
+      });
+      const copied = await eventually(() => statSync(path).size >= before + SENT_BYTES, 2000);
+      assert.ok(copied, "the commit woke the thread well before its idle timeout (5 s)");
+    } finally {
+      await broker.close();
+    }
+  });
+
   it("close() closes the thread's connection first, so the WAL goes with the broker's", async () => {
     const path = tmp.file("close.db");
     const broker = await fill(path, true);
