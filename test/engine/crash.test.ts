@@ -70,7 +70,18 @@ describe("crash recovery", () => {
           completedUnacknowledged++;
           continue;
         }
-        assert.equal(remaining.get(seq), `body-${index}`, `acknowledged send ${seq} was lost or changed`);
+        if (remaining.get(seq) !== `body-${index}`) {
+          // What the file holds of it, for the failure's message (a row left locked, scheduled, ...).
+          const file = new Database(path, { readonly: true });
+          const row = file
+            .prepare("SELECT state, delivery_count, locked_until, visible_at FROM messages WHERE id = ?")
+            .get(seq);
+          file.close();
+          assert.fail(
+            `acknowledged send ${seq} was lost or changed: got ${remaining.get(seq)}, row ${JSON.stringify(row)}, ` +
+              `received ${received.has(seq)}, now ${Date.now()}`,
+          );
+        }
       }
       assert.ok(
         completedUnacknowledged <= 1,
