@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { existsSync, statSync } from "node:fs";
 import { after, describe, it } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { silentLogger } from "../../src/engine/logger.js";
 import { openBroker } from "../../src/engine/open.js";
+import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { CHECKPOINT_INTERVAL_MS, checkpointInBackground } from "../../src/store/checkpointer.js";
 import { collectLines, spawnChild } from "../support/child.js";
+import { eventually, sleep } from "../support/eventually.js";
 import { tempDir } from "../support/temp.js";
 
 // Loops off: nothing but a commit or the thread may checkpoint.
@@ -13,25 +14,30 @@ const quiet = { background: false, logger: silentLogger } as const;
 const BODY = "x".repeat(4096);
 /** 200 bodies of 4 KiB: about 250 pages, far below the 4000 at which a commit checkpoints itself. */
 const SENT_BYTES = 200 * BODY.length;
+const bodies = () => Array.from({ length: 200 }, () => ({ body: BODY }));
 
 async function fill(path: string, checkpointThread: boolean) {
   const broker = await openBroker(path, { ...quiet, checkpointThread });
   await broker.createQueue("q");
-  await broker.send(
-    "q",
-    Array.from({ length: 200 }, () => ({ body: BODY })),
-  );
+  await broker.send("q", bodies());
   return broker;
 }
 
-/** Polls `cond` until it holds or `ms` pass. */
-async function eventually(cond: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) return false;
-    await sleep(5);
+/**
+ * Opens a broker, lets the thread fall asleep (a pass that finds nothing new), then runs `write`:
+ * its commit must wake the thread, which copies the pages well before its idle timeout (5 s).
+ */
+async function copiedAfterSleep(path: string, write: (broker: SqliteBroker) => Promise<unknown>) {
+  const broker = await openBroker(path, quiet);
+  try {
+    await broker.createQueue("q");
+    await sleep(CHECKPOINT_INTERVAL_MS * 10);
+    const before = statSync(path).size;
+    await write(broker);
+    await eventually(() => statSync(path).size >= before + SENT_BYTES, 2000, "the commit to wake the thread");
+  } finally {
+    await broker.close();
   }
-  return true;
 }
 
 describe("store: background checkpoints", () => {
@@ -42,8 +48,11 @@ describe("store: background checkpoints", () => {
     const path = tmp.file("thread.db");
     const broker = await fill(path, true);
     try {
-      const copied = await eventually(() => statSync(path).size >= SENT_BYTES, 5000);
-      assert.ok(copied, `the file holds ${statSync(path).size} bytes, not the ${SENT_BYTES} sent`);
+      await eventually(
+        () => statSync(path).size >= SENT_BYTES,
+        5000,
+        `the file to hold the ${SENT_BYTES} bytes sent`,
+      );
       // Still readable and whole from the writer's side.
       assert.equal((await broker.stats("q")).active, 200);
     } finally {
@@ -63,45 +72,18 @@ describe("store: background checkpoints", () => {
   });
 
   it("wakes for writes that come after it fell asleep", async () => {
-    const path = tmp.file("asleep.db");
-    const broker = await openBroker(path, quiet);
-    try {
-      await broker.createQueue("q");
-      // Long enough for a pass that finds nothing new, after which the thread sleeps until nudged.
-      await sleep(CHECKPOINT_INTERVAL_MS * 10);
-      const before = statSync(path).size;
-      await broker.send(
-        "q",
-        Array.from({ length: 200 }, () => ({ body: BODY })),
-      );
-      const copied = await eventually(() => statSync(path).size >= before + SENT_BYTES, 2000);
-      assert.ok(copied, "the commit woke the thread well before its idle timeout (5 s)");
-    } finally {
-      await broker.close();
-    }
+    await copiedAfterSleep(tmp.file("asleep.db"), (broker) => broker.send("q", bodies()));
   });
 
   it("sees a commit that ends after a pass found nothing (a transaction longer than its interval)", async () => {
-    const path = tmp.file("long-tx.db");
-    const broker = await openBroker(path, quiet);
-    try {
-      await broker.createQueue("q");
-      await sleep(CHECKPOINT_INTERVAL_MS * 10);
-      const before = statSync(path).size;
-      await broker.tx((t) => {
-        t.send(
-          "q",
-          Array.from({ length: 200 }, () => ({ body: BODY })),
-        );
+    await copiedAfterSleep(tmp.file("long-tx.db"), (broker) =>
+      broker.tx((t) => {
+        t.send("q", bodies());
         // Held open for several of the thread's intervals: its passes meanwhile find nothing new.
         const until = performance.now() + CHECKPOINT_INTERVAL_MS * 5;
         while (performance.now() < until) {}
-      });
-      const copied = await eventually(() => statSync(path).size >= before + SENT_BYTES, 2000);
-      assert.ok(copied, "the commit woke the thread well before its idle timeout (5 s)");
-    } finally {
-      await broker.close();
-    }
+      }),
+    );
   });
 
   it("close() closes the thread's connection first, so the WAL goes with the broker's", async () => {
@@ -115,7 +97,7 @@ describe("store: background checkpoints", () => {
   it("reports a file it cannot open, and a close still resolves", async () => {
     const errors: Error[] = [];
     const file = checkpointInBackground(tmp.file("missing/none.db"), "normal", (err) => errors.push(err));
-    assert.ok(await eventually(() => errors.length > 0, 5000), "the failure was reported");
+    await eventually(() => errors.length > 0, 5000, "the failure to be reported");
     await file.close();
   });
 
