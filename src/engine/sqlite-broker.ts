@@ -64,6 +64,7 @@ import type { Clock } from "../store/clock.js";
 import { systemClock } from "../store/clock.js";
 import { isMemoryPath, normalizePath, openDatabase, type SqliteDatabase } from "../store/database.js";
 import { LATEST_SCHEMA_VERSION } from "../store/migrations/index.js";
+import { mapSqliteError } from "../store/sqlite-errors.js";
 import type { SyncMode } from "../store/sync-mode.js";
 import { type WriteContext, Writer } from "../store/writer.js";
 import { VERSION } from "../version.js";
@@ -351,7 +352,8 @@ export class SqliteBroker implements Broker {
       this.checkExternalChange();
       return Promise.resolve(fn());
     } catch (err) {
-      return Promise.reject(err);
+      // A read meets a corrupt page or a lock like a write does: the caller gets the named error.
+      return Promise.reject(mapSqliteError(err));
     }
   }
 

@@ -9,6 +9,7 @@ import { DbLockedError, NotMqliteDatabaseError } from "../../src/contract/errors
 import { silentLogger } from "../../src/engine/logger.js";
 import { openBroker } from "../../src/engine/open.js";
 import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
+import { ManualClock } from "../../src/store/clock.js";
 import { b64, type Served, serve } from "../server/harness.js";
 import { collectLines, spawnChild } from "../support/child.js";
 import { startServedChild } from "../support/served-child.js";
@@ -256,7 +257,7 @@ describe("reliability: files that are not mqlite databases", () => {
     await assert.rejects(openBroker(corrupt, { logger: silentLogger }), NotMqliteDatabaseError);
   });
 
-  it("a mqlite file corrupted in its data pages answers not_mqlite_database where it is read, never a crash", async () => {
+  it("a mqlite file corrupted across its data pages is refused at open with not_mqlite_database", async () => {
     const path = tmp.file("data-corrupt.db");
     const b = await openBroker(path, { background: false, logger: silentLogger });
     await b.createQueue("q");
@@ -270,27 +271,51 @@ describe("reliability: files that are not mqlite databases", () => {
     // Scribble over every page past the schema's first few (the messages' b-tree).
     for (let off = pageSize * 6; off < bytes.length; off += pageSize) bytes.fill(0xa5, off, off + 64);
     writeFileSync(path, bytes);
-    let broker: SqliteBroker | undefined;
-    try {
-      broker = await openBroker(path, { background: false, logger: silentLogger });
-    } catch (err) {
-      assert.ok(err instanceof NotMqliteDatabaseError, String(err));
-      return;
-    }
+    await assert.rejects(
+      openBroker(path, { background: false, logger: silentLogger }),
+      NotMqliteDatabaseError,
+    );
+  });
+
+  it("a mqlite file whose message bodies are corrupt opens, and answers not_mqlite_database where they are read, never a crash", async () => {
+    const path = tmp.file("body-corrupt.db");
+    // The served broker below runs on a manual clock: the messages are sent on one too, so that
+    // they are due there.
+    const b = await openBroker(path, { background: false, logger: silentLogger, clock: new ManualClock() });
+    await b.createQueue("q");
+    // Bodies larger than a page live in overflow pages, which only a read of the body touches.
+    await b.send(
+      "q",
+      Array.from({ length: 50 }, (_, i) => ({ body: `m${i}`.repeat(5000) })),
+    );
+    await b.close();
+    const raw = new Database(path, { readonly: true });
+    const overflow = raw
+      .prepare("SELECT pageno FROM dbstat WHERE pagetype = 'overflow'")
+      .pluck()
+      .all() as number[];
+    const pageSize = raw.pragma("page_size", { simple: true }) as number;
+    raw.close();
+    assert.ok(overflow.length > 0, "the bodies are stored in overflow pages");
+    const bytes = readFileSync(path);
+    for (const page of overflow) bytes.fill(0xa5, (page - 1) * pageSize, (page - 1) * pageSize + 64);
+    writeFileSync(path, bytes);
+
     const s = await serve({}, { path });
     try {
       for (const [rpc, body] of [
         ["QueueService/Peek", { queue: "q", max: 1000 }],
         ["QueueService/Receive", { queue: "q", max_messages: 256 }],
-        ["QueueService/Stats", { queue: "q" }],
       ] as const) {
         const a = await s.rpc(rpc, body);
-        assert.ok(a.status === 200 || a.json.code === "not_mqlite_database", `${rpc}: ${a.status} ${a.text}`);
+        assert.equal(a.json.code, "not_mqlite_database", `${rpc}: ${a.status} ${a.text}`);
       }
+      const stats = await s.rpc("QueueService/Stats", { queue: "q" });
+      assert.equal(stats.status, 200, "counts need no body");
+      assert.equal(stats.json.active, 50);
       assert.equal((await fetch(`${s.url}/healthz`)).status, 200, "still serving");
     } finally {
       await s.close();
-      await broker.close();
     }
   });
 });

@@ -460,11 +460,11 @@ export async function fuzzTarget(): Promise<FuzzTarget> {
     if (!queues.has("g")) await broker.createQueue("g", { orderingMode: "group_fifo" });
     if (!queues.has("dlq")) await broker.createQueue("dlq");
     if (!queues.has("jobs")) await broker.createQueue("jobs");
-    if (!subs.has("t/s")) await broker.subscribe("t", "s", { filter: 'subject == "x"' }).catch(() => {});
+    if (!subs.has("t/s")) await broker.subscribe("t", "s", { filter: 'subject == "x"' });
     if (!subs.has("jt/task-sub"))
-      await broker.subscribeTask("jt", "task-sub", { task: "work", queue: "jobs" }).catch(() => {});
-    if (!subs.has("jt/log-sub")) await broker.subscribeLog("jt", "log-sub").catch(() => {});
-    await broker.declareTopic("dt").catch(() => {});
+      await broker.subscribeTask("jt", "task-sub", { task: "work", queue: "jobs" });
+    if (!subs.has("jt/log-sub")) await broker.subscribeLog("jt", "log-sub");
+    await broker.declareTopic("dt");
     if ((await broker.stats("q")).total < 3) {
       await broker.send("q", [
         { body: "one", messageId: "m1", properties: { a: "1" } },
@@ -479,9 +479,9 @@ export async function fuzzTarget(): Promise<FuzzTarget> {
       if (m) await broker.reject("dlq", m.seqNumber, m.lockToken!);
     }
     if ((await broker.stats("g")).total === 0) await broker.send("g", { body: "grouped", groupId: "g1" });
-    await broker.heartbeat({ workerId: "w1", queues: ["jobs"], status: "active" }).catch(() => {});
-    await broker.acquireLock("lock1", "w1", 60_000).catch(() => {});
-    await broker.publish("jt", { body: "[1]" }).catch(() => {});
+    await broker.heartbeat({ workerId: "w1", queues: ["jobs"], status: "active" });
+    await broker.acquireLock("lock1", "w1", 60_000);
+    await broker.publish("jt", { body: "[1]" });
   };
   await ensureFixture();
   return {

@@ -78,18 +78,18 @@ describe("graceful stop", () => {
       let sending = true;
       const sender = async (worker: number) => {
         for (let i = 0; sending; i++) {
-          try {
-            const a = await s.post("/mqlite.v1.QueueService/Send", {
-              queue: "q",
-              messages: [{ body: b64(`${worker}-${i}`) }],
-            });
-            if (a.status === 200) acknowledged.push(...JSON.parse(a.text).seq_numbers);
-            else {
-              assert.equal(a.status, 503, a.text);
-              assert.equal(JSON.parse(a.text).code, "closed");
-            }
-          } catch {
-            // the connection was closed: not acknowledged
+          const a = await s
+            .post("/mqlite.v1.QueueService/Send", { queue: "q", messages: [{ body: b64(`${worker}-${i}`) }] })
+            .catch((err: unknown) => ({ refused: err }));
+          // A connection closed under the request: the send was not acknowledged.
+          if ("refused" in a) {
+            assert.ok(a.refused instanceof TypeError, `a network failure, not ${String(a.refused)}`);
+            continue;
+          }
+          if (a.status === 200) acknowledged.push(...JSON.parse(a.text).seq_numbers);
+          else {
+            assert.equal(a.status, 503, a.text);
+            assert.equal(JSON.parse(a.text).code, "closed");
           }
         }
       };
@@ -138,5 +138,7 @@ describe("graceful stop", () => {
     const s = await serve();
     await Promise.all([s.server.close(), s.server.close()]);
     await s.server.close();
+    await assert.rejects(fetch(`${s.url}/healthz`), "no longer listening");
+    await assert.rejects(s.broker.stats("q"), ClosedError, "the broker was closed once, and stays closed");
   });
 });

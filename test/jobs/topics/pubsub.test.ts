@@ -232,9 +232,11 @@ describe("job topics: fan-out subscribers", () => {
       .subscriber("orders", "a", () => {})
       .subscriber("orders", "b", () => {});
     await queue.declareSubscriptions();
+    const before = Date.now();
     await queue.publish("orders", [1]);
     await queue.publish("orders", [2]);
     const stats = await queue.topicStats();
+    const elapsed = Date.now() - before;
     assert.equal(stats.length, 2);
     for (const s of stats) {
       assert.equal(s.pending, 2);
@@ -243,7 +245,15 @@ describe("job topics: fan-out subscribers", () => {
       assert.equal(s.queue, "default");
       assert.equal(s.taskName, s.subscription);
       assert.ok(s.active && s.durable);
-      assert.ok(s.oldestPendingAgeMs !== undefined && s.oldestPendingAgeMs >= 0);
+      // The oldest pending job was published after `before`: its age is at most the time since.
+      assert.ok(
+        s.oldestPendingAgeMs !== undefined && s.oldestPendingAgeMs >= 0,
+        String(s.oldestPendingAgeMs),
+      );
+      assert.ok(
+        s.oldestPendingAgeMs <= elapsed,
+        `age ${s.oldestPendingAgeMs} ms, published ${elapsed} ms ago`,
+      );
     }
   });
 
