@@ -35,12 +35,12 @@ const MINUTE = 60_000;
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
 
 /** Uses every export the README leads with; the `@ts-expect-error` lines fail if the types were `any`. */
-const CONSUMER_TS = `import { type Broker, connect, openBroker, Queue, type ReceivedMessage } from "mqlite";
+const CONSUMER_TS = `import { type Broker, connect, type Message, openBroker, Queue } from "mqlite";
 
 const broker: Broker = await openBroker(":memory:");
 await broker.createQueue("orders", { lockDurationMs: 30_000 });
 await broker.send("orders", { body: JSON.stringify({ id: 42 }), contentType: "application/json" });
-const [message]: ReceivedMessage[] = await broker.receive("orders", { waitMs: 10 });
+const [message]: Message[] = await broker.receive("orders", { waitMs: 10 });
 if (message) await broker.complete("orders", message.seqNumber, message.lockToken!);
 // @ts-expect-error a queue name is a string
 await broker.createQueue(42);
