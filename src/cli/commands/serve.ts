@@ -19,7 +19,13 @@ function banner(config: ServeConfig, server: RunningServer): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** Runs the served broker until SIGINT or SIGTERM, then stops gracefully (25 s grace). */
+/** A repeated stop signal within this window is the same request delivered twice. */
+const ECHO_WINDOW_MS = 1000;
+
+/**
+ * Runs the served broker until SIGINT or SIGTERM, then stops gracefully (25 s grace); a second
+ * signal, a second or more after the first, exits at once with status 1.
+ */
 async function serve(config: ServeConfig, insecure: boolean): Promise<void> {
   const logger = pino({ level: config.logLevel });
   const broker = await openBroker(config.db, {
@@ -50,13 +56,17 @@ async function serve(config: ServeConfig, insecure: boolean): Promise<void> {
   }
   process.stdout.write(banner(config, server));
   await new Promise<void>((resolve) => {
-    let stopping = false;
+    let stoppingSince: number | undefined;
     const stop = (signal: NodeJS.Signals) => {
-      if (stopping) {
+      if (stoppingSince !== undefined) {
+        // Ctrl-C reaches every process of the terminal's foreground group, and npm forwards the
+        // signal it got to its script: under `npm start` one press arrives twice, milliseconds
+        // apart. Only a later signal is someone insisting.
+        if (Date.now() - stoppingSince < ECHO_WINDOW_MS) return;
         logger.warn({ signal }, "second signal: exiting now");
         process.exit(1);
       }
-      stopping = true;
+      stoppingSince = Date.now();
       logger.info({ signal }, "stopping");
       server.close().then(resolve, (err) => {
         logger.error({ err: String(err) }, "stop failed");
