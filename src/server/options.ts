@@ -1,12 +1,17 @@
 import type { Broker } from "../contract/broker.js";
 import type { Logger } from "../engine/logger.js";
+import type { TokenEntry } from "./access/tokens.js";
 
 /** Options of the served broker (`createServerApp`, `startServer`). */
 export interface ServerOptions {
   /** The broker to serve: usually an embedded `SqliteBroker`, but any `Broker` works. */
   broker: Broker;
-  /** Bearer tokens; empty or absent turns auth off. */
-  tokens?: readonly string[];
+  /**
+   * Bearer tokens; empty or absent turns auth off. Each is `token` (full access), `token=scopes` or
+   * `name:token=scopes` with `+`-separated scopes (`manage`, `monitor`, `send:<glob>`,
+   * `listen:<glob>`), or the same as a `TokenSpec` object. See docs/security.md.
+   */
+  tokens?: readonly TokenEntry[];
   /**
    * `Access-Control-Allow-Origin` for every response, or `false` for no CORS. Absent: `"*"` when
    * auth is on, off when it is not (the original's rule).
