@@ -35,10 +35,10 @@ describe("audit log", () => {
     assert.equal(await admin("AdminService/CreateQueue", { name: "dlq" }), 200);
     const [seq] = await s.broker.send("dlq", [{ body: Buffer.from("x") }]);
     const [m] = await s.broker.receive("dlq");
-    await s.broker.reject("dlq", m!.seqNumber, m!.lockToken);
+    await s.broker.reject("dlq", m!.seqNumber, m!.lockToken!);
     assert.equal(await admin("AdminService/Redrive", { queue: "dlq" }), 200);
     const [again] = await s.broker.receive("dlq");
-    await s.broker.reject("dlq", again!.seqNumber, again!.lockToken);
+    await s.broker.reject("dlq", again!.seqNumber, again!.lockToken!);
     assert.equal(
       await admin("JobService/DeleteSettled", {
         queue: "dlq",
