@@ -26,4 +26,5 @@ export {
   type StartServerOptions,
 } from "./options.js";
 export { startServer } from "./start.js";
-export { defaultConsoleDir } from "./ui.js";
+export { defaultConsoleDir, type UiOptions } from "./ui.js";
+export { CONSOLE_CSP, CONSOLE_SECURITY_HEADERS } from "./ui-headers.js";

@@ -1,6 +1,7 @@
 import type { Broker } from "../contract/broker.js";
 import type { Logger } from "../engine/logger.js";
 import type { TokenEntry } from "./access/tokens.js";
+import type { UiOptions } from "./ui.js";
 
 /** Options of the served broker (`createServerApp`, `startServer`). */
 export interface ServerOptions {
@@ -17,8 +18,11 @@ export interface ServerOptions {
    * auth is on, off when it is not (the original's rule).
    */
   cors?: string | false;
-  /** Serve the console's static files from `dir` under `/ui/`, or `false` (default) for none. */
-  ui?: { dir: string } | false;
+  /**
+   * Serve the console's static files from `dir` under `/ui/`, or `false` (default) for none.
+   * `sourceMaps: true` serves the bundle's source map too (off by default).
+   */
+  ui?: UiOptions | false;
   /** Largest message body the server accepts (413 beyond); the broker's own limit applies as well. */
   maxMessageBytes?: number;
   /** The access log (one line per request) and server warnings. Default: pino at info to stdout. */
