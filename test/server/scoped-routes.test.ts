@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { connect } from "../../src/client/index.js";
+import { PermissionDeniedError } from "../../src/contract/errors.js";
 import { b64, type Served, serve } from "./harness.js";
 
 // Four tokens with the four kinds of scope, each calling a route of every kind.
@@ -141,6 +143,21 @@ describe("scoped tokens on every route", () => {
     assert.deepEqual(await who("adm"), { auth: true, token_id: "admin", scopes: ["manage"] });
     assert.deepEqual(await who("work"), { auth: true, token_id: "worker", scopes: ["listen:orders.*"] });
     assert.equal((await get(undefined, "/auth/whoami")).status, 401);
+  });
+
+  it("the remote client raises PermissionDeniedError", async () => {
+    const broker = connect(s.url, { token: "prod-secret" });
+    try {
+      await assert.rejects(broker.receive("orders.eu"), (err: unknown) => {
+        assert.ok(err instanceof PermissionDeniedError);
+        assert.equal(err.code, "permission_denied");
+        assert.match(err.message, /"listen:orders\.eu"/);
+        return true;
+      });
+      assert.equal((await broker.send("orders.eu", [{ body: Buffer.from("ok") }])).length, 1);
+    } finally {
+      await broker.close();
+    }
   });
 
   it("MCP tools check the same scopes as the RPC they mirror", async () => {
