@@ -60,8 +60,11 @@ export function guardBroker(broker: Broker, principal: Principal, logger: Logger
         }
       });
     } else if (!all) {
+      // Not async (a hot path), but a refusal is still a rejected promise, as the contract's.
       wrapped.set(op, (...args) => {
-        requireScope(principal, rule(args));
+        const need = rule(args);
+        if (!covers(principal.grants, need))
+          return Promise.reject(denied(principal, missingScope(principal.grants, need)));
         return call(...args);
       });
     }
@@ -74,8 +77,9 @@ export function guardBroker(broker: Broker, principal: Principal, logger: Logger
       if (own) return own;
       const value = Reflect.get(target, prop, target);
       if (typeof value !== "function") return value;
-      // Bound to the broker itself (a class with private fields rejects a proxy as `this`), once.
-      const bound = value.bind(target) as Fn;
+      // Bound to the broker itself (a class with private fields rejects a proxy as `this`), once. A
+      // method outside the contract (an engine's extra, `close`) is for the server's own use.
+      const bound: Fn = all ? (value.bind(target) as Fn) : () => Promise.reject(denied(principal, "manage"));
       wrapped.set(prop, bound);
       return bound;
     },
