@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { extname, join } from "node:path";
-import { brotliCompressSync, gzipSync, constants as zlib } from "node:zlib";
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync, constants as zlib } from "node:zlib";
 
 /** One file of the console, as read from disk, with its compressed forms. */
 export interface UiFile {
@@ -39,17 +39,20 @@ export const REVALIDATE = "no-cache";
 /** A safe relative path under the console's directory: plain segments, no dot-segments, no backslash. */
 const SAFE_PATH = /^(?:[A-Za-z0-9_-][A-Za-z0-9._-]*\/)*[A-Za-z0-9_-][A-Za-z0-9._-]*$/;
 
-/** `a.js.br` when the build precompressed it and it is as new as `a.js`; undefined otherwise. */
-function precompressed(path: string, mtimeMs: number): Buffer | undefined {
+/**
+ * The build's `a.js.br` (or `.gz`) when it holds exactly `a.js`: checked by decompressing once per
+ * version, so a stale or half-copied sibling is never sent (it is compressed afresh instead).
+ */
+function precompressed(path: string, body: Buffer, decompress: (b: Buffer) => Buffer): Buffer | undefined {
   try {
-    if (statSync(path).mtimeMs + 1 < mtimeMs) return undefined;
-    return readFileSync(path);
+    const packed = readFileSync(path);
+    return decompress(packed).equals(body) ? packed : undefined;
   } catch {
     return undefined;
   }
 }
 
-function load(path: string, mtimeMs: number): UiFile {
+function load(path: string): UiFile {
   const body = readFileSync(path);
   const ext = extname(path);
   const file: UiFile = {
@@ -60,9 +63,9 @@ function load(path: string, mtimeMs: number): UiFile {
   };
   if (COMPRESSIBLE.has(ext) && body.length >= MIN_COMPRESS_BYTES) {
     const br =
-      precompressed(`${path}.br`, mtimeMs) ??
+      precompressed(`${path}.br`, body, brotliDecompressSync) ??
       brotliCompressSync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 9 } });
-    const gzip = precompressed(`${path}.gz`, mtimeMs) ?? gzipSync(body, { level: 9 });
+    const gzip = precompressed(`${path}.gz`, body, gunzipSync) ?? gzipSync(body, { level: 9 });
     if (br.length < body.length) file.br = br;
     if (gzip.length < body.length) file.gzip = gzip;
   }
@@ -95,7 +98,7 @@ export class UiFiles {
     }
     const cached = this.cache.get(name);
     if (cached && cached.mtimeMs === mtimeMs && cached.size === size) return cached.file;
-    const file = load(path, mtimeMs);
+    const file = load(path);
     this.cache.set(name, { mtimeMs, size, file });
     return file;
   }

@@ -115,6 +115,19 @@ describe("the console's build and how /ui serves it", () => {
     assert.equal(refused.headers["content-encoding"], undefined);
   });
 
+  it("sends the build's precompressed files, and ignores a sibling that does not match", async () => {
+    const br = await raw(`${s.url}/ui/${script}`, { "accept-encoding": "br" });
+    assert.deepEqual(br.body, readFileSync(join(dir, `${script}.br`)));
+    const gz = await raw(`${s.url}/ui/${stylesheet}`, { "accept-encoding": "gzip" });
+    assert.deepEqual(gz.body, readFileSync(join(dir, `${stylesheet}.gz`)));
+    const text = "x".repeat(4096);
+    writeFileSync(join(dir, "extra.txt"), text);
+    writeFileSync(join(dir, "extra.txt.br"), "not brotli of extra.txt");
+    const extra = await raw(`${s.url}/ui/extra.txt`, { "accept-encoding": "br" });
+    assert.equal(extra.headers["content-encoding"], "br");
+    assert.equal(brotliDecompressSync(extra.body).toString(), text);
+  });
+
   it("serves no source map and no precompressed file by its own name", async () => {
     assert.ok(readdirSync(dir).includes(`${script}.map`), "the build keeps the map on disk");
     assert.equal((await raw(`${s.url}/ui/${script}.map`)).status, 404);
