@@ -21,8 +21,8 @@ export interface GateOptions {
 /**
  * What every request passes before its route, in the original's order: CORS (a preflight is
  * answered here), the access log, the graceful stop's refusal (`Connection: close`), bearer auth
- * (open paths excepted) setting the request's `principal`, and the scope of a path that needs one. One layer rather than four: each hono layer costs every request a
- * promise and a closure.
+ * (open paths excepted) setting the request's `principal`, and the scope of a path that needs
+ * one. One layer rather than four: each hono layer costs every request a promise and a closure.
  */
 export function gate(options: GateOptions): MiddlewareHandler<ServerEnv> {
   const cors = options.cors ? corsApplier(options.cors) : undefined;
