@@ -18,11 +18,17 @@ export { VERSION } from "./version.js";
 export { type ConnectOptions, connect, RemoteBroker } from "./client/index.js";
 export {
   createServerApp,
+  defaultConsoleDir,
   type ListenOptions,
+  type Principal,
   type RunningServer,
   type ServerOptions,
   type StartServerOptions,
   startServer,
+  type TokenEntry,
+  type TokenSpec,
+  type UiOptions,
+  type WhoAmI,
 } from "./server/index.js";
 
 // Opening a broker: the storage engine is picked by location (a SQLite file, or postgres://…).

@@ -1,6 +1,9 @@
 /**
- * Builds the console into `src/console/dist` (index.html, app.js, styles.css): one esbuild bundle
- * of the preact + htm app, no CDN at run time.
+ * Builds the console into `src/console/dist`: index.html naming `app-<hash>.js` and
+ * `styles-<hash>.css` (content-hashed names, so the server caches them for a year), each text file
+ * also as `.br` and `.gz` (the server answers those to clients that accept them), and the bundle's
+ * source map `app-<hash>.js.map`, which the server keeps private unless told otherwise. One esbuild
+ * bundle of the preact + htm app, no CDN at run time.
  *
  *   tsx src/console/build.ts              build
  *   tsx src/console/build.ts --if-stale   build only when dist is missing or older than a source
@@ -10,9 +13,11 @@
  * temporary name and renamed, so a server reading dist never sees half a file, and builds racing
  * each other (test files in parallel) leave the same result.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { brotliCompressSync, gzipSync, constants as zlib } from "node:zlib";
 import { build } from "esbuild";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -47,9 +52,22 @@ const mtime = (path: string) => {
   }
 };
 
+/** The files a built index.html names (`./app-<hash>.js`, `./styles-<hash>.css`). */
+export function referencedAssets(html: string): string[] {
+  return [...html.matchAll(/(?:src|href)="\.\/([^"/]+)"/g)].map((m) => m[1]!);
+}
+
 /** True when dist is missing a file or older than a source. */
 export function consoleIsStale(outDir = CONSOLE_DIST): boolean {
-  const built = Math.min(...["index.html", "app.js", "styles.css"].map((f) => mtime(join(outDir, f))));
+  let html: string;
+  try {
+    html = readFileSync(join(outDir, "index.html"), "utf8");
+  } catch {
+    return true;
+  }
+  const assets = referencedAssets(html);
+  if (!assets.some((a) => a.endsWith(".js"))) return true; // an older build's plain names
+  const built = Math.min(...["index.html", ...assets].map((f) => mtime(join(outDir, f))));
   if (built < 0) return true;
   return sources().some((s) => mtime(s) > built);
 }
@@ -60,11 +78,33 @@ function writeAtomic(path: string, data: string | Uint8Array): void {
   renameSync(tmp, path);
 }
 
-/** Bundles the app (minified, with a source map) and copies the page and the stylesheet. */
+/** Writes a text file with its brotli and gzip forms (written first: the plain file's mtime is the newest). */
+function writeCompressed(path: string, data: Uint8Array): void {
+  writeAtomic(`${path}.br`, brotliCompressSync(data, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11 } }));
+  writeAtomic(`${path}.gz`, gzipSync(data, { level: 9 }));
+  writeAtomic(path, data);
+}
+
+/** `styles.css` → `styles-<8 base32 characters of its sha256>.css`, as esbuild names the bundle. */
+function hashedName(name: string, data: Uint8Array): string {
+  const digest = createHash("sha256").update(data).digest("hex").slice(0, 10);
+  const hash = BigInt(`0x${digest}`).toString(32).toUpperCase().padStart(8, "0").slice(0, 8);
+  return name.replace(/(\.[a-z]+)$/, `-${hash}$1`);
+}
+
+/** Files of earlier builds: hashed assets, their compressed forms and maps, and the old plain names. */
+const BUILT =
+  /^(?:app|styles)(?:-[A-Za-z0-9]+)?\.(?:js|css)(?:\.map)?(?:\.br|\.gz)?$|^index\.html\.(?:br|gz)$/;
+
+/**
+ * Bundles the app (minified, with an external source map no file links to) under a hashed name,
+ * copies the stylesheet under a hashed name, writes index.html naming both, precompresses every
+ * text file, then removes what earlier builds left.
+ */
 export async function buildConsole(outDir = CONSOLE_DIST): Promise<{ outDir: string; bytes: number }> {
   mkdirSync(outDir, { recursive: true });
   const result = await build({
-    entryPoints: [join(CONSOLE_SRC, "main.ts")],
+    entryPoints: { app: join(CONSOLE_SRC, "main.ts") },
     bundle: true,
     format: "esm",
     target: ["chrome111", "firefox113", "safari16.4"],
@@ -72,17 +112,38 @@ export async function buildConsole(outDir = CONSOLE_DIST): Promise<{ outDir: str
     sourcemap: "external",
     legalComments: "none",
     write: false,
-    outfile: join(outDir, "app.js"),
+    outdir: outDir,
+    entryNames: "[name]-[hash]",
     logLevel: "silent",
   });
   let bytes = 0;
+  const written = new Set<string>(["index.html"]);
+  let script: string | undefined;
   for (const file of result.outputFiles) {
-    writeAtomic(file.path, file.contents);
+    const name = basename(file.path);
+    if (name.endsWith(".map")) writeAtomic(file.path, file.contents);
+    else writeCompressed(file.path, file.contents);
+    if (name.endsWith(".js")) script = name;
+    written.add(name);
     bytes += file.contents.length;
   }
-  writeAtomic(join(outDir, "styles.css"), readFileSync(join(CONSOLE_SRC, "styles.css")));
+  if (!script) throw new Error("console build: esbuild wrote no script");
+  const css = readFileSync(join(CONSOLE_SRC, "styles.css"));
+  const stylesheet = hashedName("styles.css", css);
+  writeCompressed(join(outDir, stylesheet), css);
+  written.add(stylesheet);
+  const page = readFileSync(join(CONSOLE_SRC, "index.html"), "utf8");
+  const html = page
+    .replace('src="./app.js"', `src="./${script}"`)
+    .replace('href="./styles.css"', `href="./${stylesheet}"`);
+  if (!referencedAssets(html).includes(script) || !referencedAssets(html).includes(stylesheet))
+    throw new Error('console build: index.html must load "./app.js" and "./styles.css"');
   // Last, so that a complete index.html means a complete build.
-  writeAtomic(join(outDir, "index.html"), readFileSync(join(CONSOLE_SRC, "index.html")));
+  writeCompressed(join(outDir, "index.html"), Buffer.from(html));
+  for (const name of readdirSync(outDir)) {
+    const keep = written.has(name) || written.has(name.replace(/\.(?:br|gz)$/, ""));
+    if (!keep && BUILT.test(name)) rmSync(join(outDir, name), { force: true });
+  }
   return { outDir, bytes };
 }
 

@@ -2,6 +2,8 @@ import { Hono } from "hono";
 import { NotFoundError } from "../contract/errors.js";
 import type { Logger } from "../engine/logger.js";
 import { openApiJson } from "../wire/index.js";
+import { brokersByPrincipal } from "./access/brokers.js";
+import { registerWhoAmI } from "./access/whoami.js";
 import { resolveCors } from "./cors.js";
 import { discoveryCard } from "./discovery.js";
 import type { ServerEnv, ServerState } from "./env.js";
@@ -32,6 +34,7 @@ export function createServerApp(
   const tokens = options.tokens ?? [];
   const state: ServerState = {
     broker: options.broker,
+    brokerFor: brokersByPrincipal(options.broker, options.logger),
     logger: options.logger,
     version: options.version,
     auth: tokens.length > 0,
@@ -53,6 +56,7 @@ export function createServerApp(
 
   registerRpcs(app, state, metrics);
   registerEvents(app, state);
+  registerWhoAmI(app, state);
   app.all("/", (c) => json(c, 200, discoveryCard(state.version, state.auth, !!options.ui)));
   app.all("/healthz", (c) => c.text("ok"));
   app.all("/metrics", async (c) => {

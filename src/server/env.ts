@@ -1,5 +1,6 @@
 import type { Broker } from "../contract/broker.js";
 import type { Logger } from "../engine/logger.js";
+import type { Principal } from "./access/tokens.js";
 
 /** What the access log records of one request, filled in by the handler. */
 export interface AccessFields {
@@ -22,14 +23,17 @@ export interface ServerEnv {
   /**
    * `access`: the access-log record. `cors`: the CORS headers of an RPC answer, which `json()` writes
    * with the answer's own (one plain header object is @hono/node-server's fast path; headers set
-   * on the context beforehand make every answer build a `Headers`).
+   * on the context beforehand make every answer build a `Headers`). `principal`: who is asking
+   * (its token id and scopes), set by the gate before any route runs.
    */
-  Variables: { access: AccessFields; cors: Readonly<Record<string, string>> };
+  Variables: { access: AccessFields; cors: Readonly<Record<string, string>>; principal: Principal };
 }
 
 /** What the middleware and handlers share about the running server. */
 export interface ServerState {
   broker: Broker;
+  /** The broker as a principal may use it: its scopes checked, administrative changes audited. */
+  brokerFor(principal: Principal): Broker;
   logger: Logger;
   version: string;
   /** True when tokens are configured. */

@@ -1,8 +1,9 @@
 import type { MiddlewareHandler } from "hono";
-import { ClosedError, UnauthenticatedError } from "../contract/errors.js";
+import { ClosedError } from "../contract/errors.js";
 import type { Logger } from "../engine/logger.js";
+import { authenticator } from "./access/authenticate.js";
+import type { TokenEntry } from "./access/tokens.js";
 import { writeAccessLog } from "./access-log.js";
-import { isOpenPath, tokenChecker } from "./auth.js";
 import { corsApplier } from "./cors.js";
 import type { ServerEnv } from "./env.js";
 import { errorJson } from "./respond.js";
@@ -13,19 +14,19 @@ export interface GateOptions {
   logger: Logger;
   /** Aborted when a graceful stop begins: new calls are refused. */
   stopping: AbortSignal;
-  /** Bearer tokens; none turns auth off. */
-  tokens: readonly string[];
+  /** Bearer tokens, with their scopes; none turns auth off. */
+  tokens: readonly TokenEntry[];
 }
 
 /**
  * What every request passes before its route, in the original's order: CORS (a preflight is
  * answered here), the access log, the graceful stop's refusal (`Connection: close`), bearer auth
- * (open paths excepted). One layer rather than four: each hono layer costs every request a
- * promise and a closure.
+ * (open paths excepted) setting the request's `principal`, and the scope of a path that needs
+ * one. One layer rather than four: each hono layer costs every request a promise and a closure.
  */
 export function gate(options: GateOptions): MiddlewareHandler<ServerEnv> {
   const cors = options.cors ? corsApplier(options.cors) : undefined;
-  const check = options.tokens.length > 0 ? tokenChecker(options.tokens) : undefined;
+  const authenticate = authenticator(options.tokens);
   const { logger, stopping } = options;
   return async (c, next) => {
     const preflight = cors?.(c);
@@ -35,8 +36,9 @@ export function gate(options: GateOptions): MiddlewareHandler<ServerEnv> {
     let refusal: Response | undefined;
     if (stopping.aborted) {
       refusal = errorJson(c, new ClosedError("mqlite: the server is stopping"), { Connection: "close" });
-    } else if (check && !isOpenPath(c.req.path) && !check(c.req.header("authorization"))) {
-      refusal = errorJson(c, new UnauthenticatedError());
+    } else {
+      const failure = authenticate(c);
+      if (failure) refusal = errorJson(c, failure);
     }
     if (refusal) {
       writeAccessLog(logger, c, refusal.status, started);

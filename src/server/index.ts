@@ -3,6 +3,15 @@
  * metrics, the discovery card, /openapi.json and the console's static files.
  * @module
  */
+export type { Scope } from "./access/scopes.js";
+export {
+  type Principal,
+  parseTokenEntry,
+  principalResolver,
+  type TokenEntry,
+  type TokenSpec,
+} from "./access/tokens.js";
+export { WHOAMI_PATH, type WhoAmI } from "./access/whoami.js";
 export { createServerApp, type ServerApp } from "./app.js";
 export { isOpenPath, tokenChecker } from "./auth.js";
 export { type DiscoveryCard, discoveryCard } from "./discovery.js";
@@ -17,4 +26,5 @@ export {
   type StartServerOptions,
 } from "./options.js";
 export { startServer } from "./start.js";
-export { defaultConsoleDir } from "./ui.js";
+export { defaultConsoleDir, type UiOptions } from "./ui.js";
+export { CONSOLE_CSP, CONSOLE_SECURITY_HEADERS } from "./ui-headers.js";

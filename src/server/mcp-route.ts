@@ -17,14 +17,15 @@ const methodNotAllowed = () =>
   );
 
 /**
- * The MCP tools over Streamable HTTP at `/mcp`, behind the same Bearer auth as every other route.
+ * The MCP tools over Streamable HTTP at `/mcp`, behind the same Bearer auth as every other route;
+ * each tool checks the token's scopes as the RPC it mirrors does.
  * Stateless: each POST gets its own server and transport (no session to keep), answered with JSON.
  */
 export function registerMcpRoute(app: Hono<ServerEnv>, state: ServerState): void {
   app.all("/mcp", async (c) => {
     note(c, { rpc: "mcp" });
     if (c.req.method !== "POST") return methodNotAllowed();
-    const server = createMcpServer(state.broker, { stopping: state.stopping });
+    const server = createMcpServer(state.brokerFor(c.get("principal")), { stopping: state.stopping });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

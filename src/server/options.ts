@@ -1,19 +1,28 @@
 import type { Broker } from "../contract/broker.js";
 import type { Logger } from "../engine/logger.js";
+import type { TokenEntry } from "./access/tokens.js";
+import type { UiOptions } from "./ui.js";
 
 /** Options of the served broker (`createServerApp`, `startServer`). */
 export interface ServerOptions {
   /** The broker to serve: usually an embedded `SqliteBroker`, but any `Broker` works. */
   broker: Broker;
-  /** Bearer tokens; empty or absent turns auth off. */
-  tokens?: readonly string[];
+  /**
+   * Bearer tokens; empty or absent turns auth off. Each is `token` (full access), `token=scopes` or
+   * `name:token=scopes` with `+`-separated scopes (`manage`, `monitor`, `send:<glob>`,
+   * `listen:<glob>`), or the same as a `TokenSpec` object. See docs/security.md.
+   */
+  tokens?: readonly TokenEntry[];
   /**
    * `Access-Control-Allow-Origin` for every response, or `false` for no CORS. Absent: `"*"` when
    * auth is on, off when it is not (the original's rule).
    */
   cors?: string | false;
-  /** Serve the console's static files from `dir` under `/ui/`, or `false` (default) for none. */
-  ui?: { dir: string } | false;
+  /**
+   * Serve the console's static files from `dir` under `/ui/`, or `false` (default) for none.
+   * `sourceMaps: true` serves the bundle's source map too (off by default).
+   */
+  ui?: UiOptions | false;
   /** Largest message body the server accepts (413 beyond); the broker's own limit applies as well. */
   maxMessageBytes?: number;
   /** The access log (one line per request) and server warnings. Default: pino at info to stdout. */

@@ -92,6 +92,16 @@ describe("MQLITE_TOKENS", () => {
     assert.deepEqual(parseTokens(" a , ,b "), { mode: "configured", tokens: ["a", "b"] });
   });
 
+  it("takes scoped and named tokens, and stops on a bad scope or name", () => {
+    assert.deepEqual(parseTokens("scraper:s1=monitor,s2=send:orders.*+listen:jobs.?"), {
+      mode: "configured",
+      tokens: ["scraper:s1=monitor", "s2=send:orders.*+listen:jobs.?"],
+    });
+    assert.throws(() => parseTokens("s1=admin"), /MQLITE_TOKENS: unknown scope "admin"/);
+    assert.throws(() => parseTokens("s1=send:"), /MQLITE_TOKENS: scope "send:" needs a glob/);
+    assert.throws(() => parseTokens("a:s1,a:s2"), /MQLITE_TOKENS: two tokens are named "a"/);
+  });
+
   it("non-blank without a usable token fails", () => {
     assert.throws(() => parseTokens(","), /no usable token/);
     assert.throws(() => parseTokens("  "), /no usable token/);

@@ -106,6 +106,46 @@ describe("mqlite serve (child process)", () => {
     }
   });
 
+  it("enforces scoped MQLITE_TOKENS and writes the audit log to stdout", async () => {
+    const r = run(["serve", "--addr", "127.0.0.1:0"], {
+      MQLITE_DB: ":memory:",
+      MQLITE_TOKENS: "admin:adm-secret,scraper:mon-secret=monitor",
+      MQLITE_UI: "off",
+      MQLITE_LOG_LEVEL: "info",
+    });
+    try {
+      const [, url] = await waitFor(/at (http:\/\/127\.0\.0\.1:\d+)/, r.stdout);
+      const create = (token: string, name: string) =>
+        fetch(`${url}/mqlite.v1.AdminService/CreateQueue`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}` },
+          body: JSON.stringify({ name }),
+        });
+      const refused = await create("mon-secret", "q1");
+      assert.equal(refused.status, 403);
+      assert.equal(((await refused.json()) as { code: string }).code, "permission_denied");
+      assert.equal((await create("adm-secret", "q2")).status, 200);
+      await waitFor(/"audit":"createQueue".*"q2"/, r.stdout);
+      const audit = r
+        .stdout()
+        .split("\n")
+        .filter((l) => l.includes('"msg":"audit"'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      assert.deepEqual(
+        audit.map((l) => [l.level, l.token_id, l.target, l.result]),
+        [
+          [40, "scraper", { queue: "q1" }, "permission_denied"],
+          [30, "admin", { queue: "q2" }, "ok"],
+        ],
+      );
+      assert.doesNotMatch(r.stdout(), /adm-secret|mon-secret/);
+      r.child.kill("SIGTERM");
+      assert.equal(await r.exited, 0);
+    } finally {
+      r.child.kill("SIGKILL");
+    }
+  });
+
   for (const [what, args, env, message] of [
     ["a bad MQLITE_SYNC", ["serve"], { MQLITE_SYNC: "turbo" }, /MQLITE_SYNC must be one of/],
     ["a blank MQLITE_ADDR", ["serve"], { MQLITE_ADDR: "" }, /MQLITE_ADDR is blank/],
@@ -117,6 +157,7 @@ describe("mqlite serve (child process)", () => {
       /refusing to serve 0\.0\.0\.0 without auth/,
     ],
     ["MQLITE_TOKENS without a usable token", ["serve"], { MQLITE_TOKENS: " , " }, /no usable token/],
+    ["an unknown scope in MQLITE_TOKENS", ["serve"], { MQLITE_TOKENS: "t=admin" }, /unknown scope "admin"/],
   ] as const) {
     it(`fails startup on ${what} with a clear message and a non-zero exit`, async () => {
       const r = run([...args], { MQLITE_DB: ":memory:", ...env });

@@ -92,7 +92,9 @@ export function registerServe(program: Command): void {
 Environment:
   MQLITE_DB                 database file (default ./mq.db; file: prefix and :memory: accepted)
   MQLITE_ADDR               listen address (default 127.0.0.1:6754)
-  MQLITE_TOKENS             comma-separated bearer tokens; unset: one is generated; off: no auth
+  MQLITE_TOKENS             comma-separated bearer tokens; unset: one is generated; off: no auth;
+                            each [name:]token[=scope+scope] with scopes manage, monitor,
+                            send:<glob>, listen:<glob> (no scopes: full access)
   MQLITE_SYNC               NORMAL (default), FULL, OFF or EXTRA
   MQLITE_MAX_MESSAGE_BYTES  largest message body (default 1048576)
   MQLITE_CORS               allowed origin (default * with auth, none without); off disables

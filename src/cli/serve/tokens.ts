@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { principalResolver } from "../../server/index.js";
 import { CliError } from "../errors.js";
 
 /** How `serve` authenticates, from `MQLITE_TOKENS`. */
@@ -14,7 +15,8 @@ export function generateToken(): string {
 
 /**
  * `MQLITE_TOKENS`: unset or empty → a generated token (secure by default); `off` (any case) → no
- * auth; otherwise comma-separated tokens, trimmed, blanks dropped, at least one required.
+ * auth; otherwise comma-separated tokens, trimmed, blanks dropped, at least one required. Each is
+ * `token`, `token=scope+scope` or `name:token=scope+scope`, checked here so a typo stops `serve`.
  */
 export function parseTokens(value: string | undefined): TokenSetting {
   if (value === undefined || value === "") return { mode: "generated", tokens: [generateToken()] };
@@ -27,6 +29,11 @@ export function parseTokens(value: string | undefined): TokenSetting {
     throw new CliError(
       'MQLITE_TOKENS has no usable token (give comma-separated tokens, or "off" to disable auth)',
     );
+  }
+  try {
+    principalResolver(tokens);
+  } catch (err) {
+    throw new CliError(`MQLITE_TOKENS: ${(err as Error).message.replace(/^mqlite: /, "")}`);
   }
   return { mode: "configured", tokens };
 }

@@ -169,7 +169,7 @@ class RpcCall implements RpcContext {
     readonly metrics: ServerMetrics,
     readonly signal: AbortSignal,
   ) {
-    this.broker = state.broker;
+    this.broker = state.brokerFor(c.get("principal"));
     this.stopping = state.stopping;
     this.auth = state.auth;
     this.maxMessageBytes = state.maxMessageBytes;
