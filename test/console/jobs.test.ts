@@ -140,8 +140,9 @@ describe("console: jobs, from queue.dashboard() (headless Chromium)", () => {
     assert.equal((await queue.getJob(id))?.status, "cancelled");
   });
 
-  it("lists workers with their heartbeats", async () => {
-    await page.goto(`${dashboard.apiUrl}/ui/#/jobs`);
+  it("lists workers with their heartbeats on the Workers page", async () => {
+    await page.goto(`${dashboard.apiUrl}/ui/#/workers`);
+    await page.getByRole("heading", { name: "Workers", level: 1 }).waitFor();
     const workers = page.getByRole("region", { name: "Workers" });
     await workers.getByRole("row").nth(1).waitFor();
     const shown = await text(workers);
