@@ -16,5 +16,6 @@ export {
   type ServerOptions,
   type StartServerOptions,
 } from "./options.js";
+export type { PeriodicControl, PeriodicEntry } from "./periodic-route.js";
 export { startServer } from "./start.js";
 export { defaultConsoleDir } from "./ui.js";

@@ -216,6 +216,24 @@ describe("console: jobs, from queue.dashboard() (headless Chromium)", () => {
     queue.deletePeriodic("nightly-resize");
   });
 
+  it("stacks the jobs table into labelled rows at 390 px", async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await page.goto(`${dashboard.apiUrl}/ui/#/jobs`);
+      await page.locator("table.jobs tbody tr").first().waitFor();
+      const layout = await page.evaluate(() => ({
+        page: document.documentElement.scrollWidth - window.innerWidth,
+        label: getComputedStyle(document.querySelector('table.jobs td[data-label="Task"]')!, "::before")
+          .content,
+      }));
+      assert.ok(layout.page <= 1, `no page overflow (${layout.page}px)`);
+      assert.equal(layout.label, '"Task"');
+      await shot(page, "mobile-jobs");
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
+
   it("lists workers with their heartbeats on the Workers page", async () => {
     await page.goto(`${dashboard.apiUrl}/ui/#/workers`);
     await page.getByRole("heading", { name: "Workers", level: 1 }).waitFor();

@@ -189,12 +189,15 @@ describe("console: operating a broker (headless Chromium)", () => {
     await summary.filter({ hasText: "0 matches in the first 500" }).waitFor();
     await page.getByRole("button", { name: "Search the next 500" }).click();
     await summary.filter({ hasText: "1 match in the first 700 active messages (all of them)" }).waitFor();
+    await page.getByRole("region", { name: "Search messages" }).scrollIntoViewIfNeeded();
+    await shot(page, "search");
     await results
       .first()
       .getByRole("button", { name: /View message/ })
       .click();
     await page.getByRole("dialog").getByText("teal").waitFor();
-    await shot(page, "search");
+    await page.getByRole("dialog").getByRole("region", { name: "Message actions" }).scrollIntoViewIfNeeded();
+    await shot(page, "message-actions");
     await page.keyboard.press("Escape");
   });
 
@@ -297,7 +300,8 @@ describe("console: operating a broker (headless Chromium)", () => {
       assert.ok(layout.table <= 1, `no table overflow (${layout.table}px)`);
       assert.equal(layout.label, '"Subject"');
       assert.ok(layout.header <= 1, "the header row is hidden (each cell names its column)");
-      await shot(page, "mobile-queue");
+      await page.getByRole("tablist", { name: "Messages by state" }).evaluate((e) => e.scrollIntoView({ block: "center" }));
+      await shot(page, "mobile-messages");
       await page.goto(`${s.url}/ui/#/queues`);
       await page.getByRole("link", { name: "orders", exact: true }).waitFor();
       assert.ok((await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)) <= 1);
