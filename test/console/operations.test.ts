@@ -300,7 +300,9 @@ describe("console: operating a broker (headless Chromium)", () => {
       assert.ok(layout.table <= 1, `no table overflow (${layout.table}px)`);
       assert.equal(layout.label, '"Subject"');
       assert.ok(layout.header <= 1, "the header row is hidden (each cell names its column)");
-      await page.getByRole("tablist", { name: "Messages by state" }).evaluate((e) => e.scrollIntoView({ block: "center" }));
+      await page
+        .getByRole("tablist", { name: "Messages by state" })
+        .evaluate((e) => e.scrollIntoView({ block: "center" }));
       await shot(page, "mobile-messages");
       await page.goto(`${s.url}/ui/#/queues`);
       await page.getByRole("link", { name: "orders", exact: true }).waitFor();
