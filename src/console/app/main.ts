@@ -63,7 +63,6 @@ function TimeToggle() {
   return html`<button
     type="button"
     class="ghost small time-toggle"
-    aria-pressed=${zone === "utc" ? "true" : "false"}
     title="Show times in UTC or in this browser's time zone"
     onClick=${() => setTimeZone(zone === "utc" ? "local" : "utc")}
   >
