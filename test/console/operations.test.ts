@@ -397,6 +397,9 @@ describe("console: operating a broker (headless Chromium)", () => {
       assert.equal(await page.getByRole("button", { name: /^Redrive/ }).count(), 0);
       assert.equal(await page.getByRole("form", { name: "Purge dead letters" }).count(), 0);
       await shot(page, "read-only", { fullPage: true });
+      await page.goto(`${s.url}/ui/#/topics`);
+      await page.getByRole("heading", { name: "Topics", level: 1 }).waitFor();
+      assert.equal(await page.getByRole("button", { name: "New subscription" }).count(), 0);
     } finally {
       await page.unroute("**/auth/whoami");
       await page.getByRole("button", { name: "Sign out" }).click();

@@ -152,15 +152,15 @@ function SubscriptionRow(props: {
       </div>`
       }
     </th>
-    <td>
+    <td data-label="Kind">
       <${Badge} tone="muted">${sub.kind}<//>
       ${task && html` <${Badge} tone=${task.durable ? "info" : "warn"}>${task.durable ? "durable" : "ephemeral"}<//>`}
     </td>
-    <td class="mono filter-cell">${sub.expr ?? html`<span class="muted">match all</span>`}</td>
-    <td>${sub.paused ? html`<${Badge} tone="warn">paused<//>` : html`<${Badge} tone="ok">active<//>`}</td>
-    <td class="num" data-testid="backlog">${backlog}</td>
-    <td class="num">${dead}</td>
-    <td data-testid="dry-run"><${Verdict} sub=${sub} result=${props.result} /></td>
+    <td class="mono filter-cell" data-label="Filter">${sub.expr ?? html`<span class="muted">match all</span>`}</td>
+    <td data-label="State">${sub.paused ? html`<${Badge} tone="warn">paused<//>` : html`<${Badge} tone="ok">active<//>`}</td>
+    <td class="num" data-testid="backlog" data-label="Backlog">${backlog}</td>
+    <td class="num" data-label="Dead">${dead}</td>
+    <td data-testid="dry-run" data-label="Sample"><${Verdict} sub=${sub} result=${props.result} /></td>
     <td><div class="row-actions">
       ${
         access.get().manage &&
@@ -280,7 +280,7 @@ export function Topics() {
                     }
                   </p>
                   <${TableWrap} label=${`Subscriptions of ${topic}`}>
-                    <table class="data subs" data-topic=${topic}>
+                    <table class="data subs stack" data-topic=${topic}>
                       <thead>
                         <tr>
                           <th scope="col">Subscription</th>
