@@ -41,9 +41,10 @@ export function useAsync<T>(fn: () => Promise<T>, deps: unknown[]): Async<T> {
   const epoch = useReconnects();
   const seenEpoch = useRef(epoch);
   useEffect(() => {
-    if (epoch === seenEpoch.current) return;
+    const before = seenEpoch.current;
     seenEpoch.current = epoch;
-    void reload();
+    // The first connection of the page is not a recovery: what was just loaded stays.
+    if (epoch !== before && before > 0) void reload();
   }, [epoch]);
   return { data, error, loading, reload };
 }

@@ -88,13 +88,13 @@ function MessageList(props: {
   }, [props.queue, props.state]);
   // An action here or elsewhere, or a reconnect: re-read now.
   const epoch = useReconnects();
-  const first = useRef(true);
+  const seen = useRef({ refreshKey: props.refreshKey, epoch });
   useEffect(() => {
-    if (first.current) {
-      first.current = false;
-      return;
-    }
-    void refresh();
+    const before = seen.current;
+    seen.current = { refreshKey: props.refreshKey, epoch };
+    // A reconnect after a drop (not the page's first connection), or an action: re-read now.
+    if (props.refreshKey !== before.refreshKey || (epoch !== before.epoch && before.epoch > 0))
+      void refresh();
   }, [props.refreshKey, epoch]);
   // The live count moved: re-read, but at most every REFRESH_MS (not on every snapshot).
   useEffect(() => {
