@@ -1,5 +1,6 @@
 import type { Broker } from "../contract/broker.js";
 import { type Logger, silentLogger } from "../engine/logger.js";
+import type { PeriodicTask } from "./types.js";
 
 /** Options of `queue.dashboard()`. */
 export interface DashboardOptions {
@@ -13,6 +14,13 @@ export interface DashboardOptions {
   cors?: string | false;
   /** The access log. Default: silent. */
   logger?: Logger;
+}
+
+/** The queue's periodic jobs, as the console's Periodic page lists, pauses and resumes them. */
+export interface DashboardPeriodic {
+  list(): PeriodicTask[];
+  pause(name: string): boolean;
+  resume(name: string): boolean;
 }
 
 /** A running console: open `url` in a browser. */
@@ -30,7 +38,11 @@ export interface Dashboard {
  * not close the broker when it stops. The server is loaded on first use, so the job face does not
  * load HTTP code unless asked to.
  */
-export async function startDashboard(broker: Broker, options: DashboardOptions = {}): Promise<Dashboard> {
+export async function startDashboard(
+  broker: Broker,
+  options: DashboardOptions = {},
+  periodic?: DashboardPeriodic,
+): Promise<Dashboard> {
   const { defaultConsoleDir, startServer } = await import("../server/index.js");
   const server = await startServer({
     broker,
@@ -42,6 +54,7 @@ export async function startDashboard(broker: Broker, options: DashboardOptions =
     logger: options.logger ?? silentLogger,
     closeBroker: false,
     graceMs: 2000,
+    ...(periodic && { periodic }),
   });
   return { url: `${server.url}/ui/`, apiUrl: server.url, close: () => server.close() };
 }

@@ -132,7 +132,11 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
 
   /** Serves the web console over this queue's broker: `const { url, close } = await queue.dashboard({ port })`. */
   async dashboard(options?: DashboardOptions): Promise<Dashboard> {
-    return startDashboard(await this.core.broker(), options);
+    return startDashboard(await this.core.broker(), options, {
+      list: () => this.listPeriodic(),
+      pause: (name) => this.pausePeriodic(name),
+      resume: (name) => this.resumePeriodic(name),
+    });
   }
 
   // --- tasks, middleware, events ------------------------------------------------------------------

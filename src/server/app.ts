@@ -12,6 +12,7 @@ import { gate } from "./gate.js";
 import { registerMcpRoute } from "./mcp-route.js";
 import { ServerMetrics } from "./metrics.js";
 import { DEFAULT_MAX_LONG_POLLS, type ServerOptions } from "./options.js";
+import { registerPeriodicRoutes } from "./periodic-route.js";
 import { errorJson, json } from "./respond.js";
 import { registerRpcs } from "./rpc/register.js";
 import { registerUi } from "./ui.js";
@@ -57,6 +58,7 @@ export function createServerApp(
   registerRpcs(app, state, metrics);
   registerEvents(app, state);
   registerWhoAmI(app, state);
+  registerPeriodicRoutes(app, options.periodic, options.logger);
   app.all("/", (c) => json(c, 200, discoveryCard(state.version, state.auth, !!options.ui)));
   app.all("/healthz", (c) => c.text("ok"));
   app.all("/metrics", async (c) => {

@@ -25,6 +25,7 @@ export {
   type ServerOptions,
   type StartServerOptions,
 } from "./options.js";
+export type { PeriodicControl, PeriodicEntry } from "./periodic-route.js";
 export { startServer } from "./start.js";
 export { defaultConsoleDir, type UiOptions } from "./ui.js";
 export { CONSOLE_CSP, CONSOLE_SECURITY_HEADERS } from "./ui-headers.js";

@@ -1,6 +1,7 @@
 import type { Broker } from "../contract/broker.js";
 import type { Logger } from "../engine/logger.js";
 import type { TokenEntry } from "./access/tokens.js";
+import type { PeriodicControl } from "./periodic-route.js";
 import type { UiOptions } from "./ui.js";
 
 /** Options of the served broker (`createServerApp`, `startServer`). */
@@ -38,6 +39,8 @@ export interface ServerOptions {
    * more is refused with 429 `resource_exhausted`. Default 1000.
    */
   maxLongPolls?: number;
+  /** The periodic jobs the console lists, pauses and resumes (`queue.dashboard()` passes its own). */
+  periodic?: PeriodicControl;
 }
 
 /** Where `startServer` listens. */

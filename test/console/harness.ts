@@ -23,6 +23,14 @@ const README_SHOTS = new Set([
   "jobs",
   "job-detail",
   "mobile-overview",
+  "mobile-messages",
+  "mobile-jobs",
+  "search",
+  "message-actions",
+  "periodic",
+  "workers",
+  "outage",
+  "read-only",
 ]);
 
 /** How long a condition may take in the browser (generous: the machine is shared). */
@@ -118,8 +126,10 @@ export async function launch(): Promise<Browser> {
 export async function shot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<string> {
   mkdirSync(ARTIFACTS, { recursive: true });
   const path = join(ARTIFACTS, `${name}.png`);
-  // Toasts come and go: keep them out of the pictures.
-  await page.addStyleTag({ content: ".toasts { visibility: hidden !important; }" });
+  // Toasts come and go: keep them out of the pictures; a full-page picture has the sticky header
+  // once, at the top.
+  const style = `.toasts { visibility: hidden !important; }${options.fullPage ? " .topbar { position: static !important; }" : ""}`;
+  await page.addStyleTag({ content: style });
   await page.screenshot({ path, fullPage: options.fullPage ?? false, animations: "disabled" });
   await page.evaluate(() => {
     for (const s of document.querySelectorAll("style"))

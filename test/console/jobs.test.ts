@@ -119,6 +119,14 @@ describe("console: jobs, from queue.dashboard() (headless Chromium)", () => {
     await errors.nth(1).waitFor();
     assert.match(await text(errors.nth(0)), /Attempt 1[\s\S]*card declined for 99/);
     assert.match(await text(errors.nth(1)), /Attempt 2[\s\S]*card declined for 99/);
+    // The stored `{"errtype","message","traceback"}` is shown as a message and a stack, not as JSON.
+    const first = errors.nth(0);
+    assert.equal(await text(first.locator(".error-message")), "Error: card declined for 99");
+    assert.equal(await first.getByText(/errtype|\\n/).count(), 0, "no raw JSON, no literal \\n");
+    await first.getByText("Stack trace").click();
+    const stack = await text(first.locator("pre"));
+    assert.ok(stack.split("\n").length > 2, "the stack keeps its line breaks");
+    assert.match(stack, /^Error: card declined for 99\n\s+at /);
     await shot(page, "job-dead", { fullPage: true });
 
     failing = false;
@@ -140,14 +148,102 @@ describe("console: jobs, from queue.dashboard() (headless Chromium)", () => {
     assert.equal((await queue.getJob(id))?.status, "cancelled");
   });
 
-  it("lists workers with their heartbeats", async () => {
+  it("lists only job queues: plain queue messages and their dead letters are not jobs", async () => {
+    const broker = await queue.broker();
+    await broker.createQueue("plain-orders");
+    await broker.send("plain-orders", [{ body: "x", subject: "order.created" }, { body: "y" }]);
+    const [m] = await broker.receive("plain-orders");
+    await broker.reject("plain-orders", m!.seqNumber, m!.lockToken!, { reason: "Bad" });
+    const jobsDead = (await broker.stats("default")).deadLettered;
     await page.goto(`${dashboard.apiUrl}/ui/#/jobs`);
+    await page.locator("table.jobs tbody tr").first().waitFor();
+    await page.waitForFunction(
+      (n) => document.querySelector('[data-job-status="dead"]')?.textContent === String(n),
+      jobsDead,
+    );
+    const queues = await page.getByLabel("Queue", { exact: true }).locator("option").allTextContents();
+    assert.ok(!queues.includes("plain-orders"), `plain queue not offered: ${queues.join(", ")}`);
+    assert.ok(queues.includes("default"));
+    assert.equal(await page.locator("table.jobs tbody").getByText("plain-orders").count(), 0);
+    // The Queues page still lists it: it is a queue, not a job queue.
+    await page.goto(`${dashboard.apiUrl}/ui/#/queues`);
+    await page.getByRole("link", { name: "plain-orders" }).waitFor();
+  });
+
+  it("follows the status filter in the address, even when only the query changes", async () => {
+    await page.goto(`${dashboard.apiUrl}/ui/#/jobs?status=complete`);
+    await page.locator('table.jobs tbody tr[data-status="complete"]').first().waitFor();
+    await page.evaluate(() => {
+      location.hash = "#/jobs?status=cancelled";
+    });
+    await page.locator('.status-pill[aria-pressed="true"]').filter({ hasText: "cancelled" }).waitFor();
+    await page.waitForFunction(() => {
+      const list = [...document.querySelectorAll("table.jobs tbody tr")];
+      return list.length > 0 && list.every((r) => r.getAttribute("data-status") === "cancelled");
+    });
+    assert.equal(await page.getByLabel("Status", { exact: true }).inputValue(), "cancelled");
+    await page.locator(".status-pill").filter({ hasText: "complete" }).click();
+    await page.waitForFunction(() => location.hash === "#/jobs?status=complete");
+    await page.locator('table.jobs tbody tr[data-status="complete"]').first().waitFor();
+  });
+
+  it("lists periodic jobs with their next runs, and pauses and resumes one", async () => {
+    queue.registerPeriodic("nightly-resize", "resize", "0 3 * * *", { args: [8, 8] });
+    await page.goto(`${dashboard.apiUrl}/ui/#/periodic`);
+    const row = page.locator('tr[data-periodic="nightly-resize"]');
+    await row.waitFor();
+    const next = row.getByTestId("next-runs").getByRole("listitem");
+    await next.nth(2).waitFor();
+    const first = queue.listPeriodic().find((p) => p.name === "nightly-resize")!.nextRun!;
+    const d = new Date(first);
+    const p2 = (n: number) => String(n).padStart(2, "0");
+    assert.ok(
+      (await text(next.nth(0))).startsWith(
+        `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())} ${p2(d.getHours())}:00:00`,
+      ),
+      "the first next run is the scheduler's own",
+    );
+    assert.match(await text(row), /resize[\s\S]*0 3 \* \* \*[\s\S]*default[\s\S]*active/);
+    await shot(page, "periodic", { fullPage: true });
+
+    await row.getByRole("button", { name: "Pause nightly-resize" }).click();
+    await row.getByText("paused", { exact: true }).waitFor();
+    assert.equal(queue.listPeriodic().find((p) => p.name === "nightly-resize")?.enabled, false);
+    await row.getByText("none while paused").waitFor();
+    await row.getByRole("button", { name: "Resume nightly-resize" }).click();
+    await row.getByText("active", { exact: true }).waitFor();
+    assert.equal(queue.listPeriodic().find((p) => p.name === "nightly-resize")?.enabled, true);
+    queue.deletePeriodic("nightly-resize");
+  });
+
+  it("stacks the jobs table into labelled rows at 390 px", async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await page.goto(`${dashboard.apiUrl}/ui/#/jobs`);
+      await page.locator("table.jobs tbody tr").first().waitFor();
+      const layout = await page.evaluate(() => ({
+        page: document.documentElement.scrollWidth - window.innerWidth,
+        label: getComputedStyle(document.querySelector('table.jobs td[data-label="Task"]')!, "::before")
+          .content,
+      }));
+      assert.ok(layout.page <= 1, `no page overflow (${layout.page}px)`);
+      assert.equal(layout.label, '"Task"');
+      await shot(page, "mobile-jobs");
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
+
+  it("lists workers with their heartbeats on the Workers page", async () => {
+    await page.goto(`${dashboard.apiUrl}/ui/#/workers`);
+    await page.getByRole("heading", { name: "Workers", level: 1 }).waitFor();
     const workers = page.getByRole("region", { name: "Workers" });
     await workers.getByRole("row").nth(1).waitFor();
     const shown = await text(workers);
     assert.match(shown, /active/);
     assert.match(shown, new RegExp(String(process.pid)));
     assert.match(shown, /(now|ago)/);
+    await shot(page, "workers", { fullPage: true });
   });
 
   it("shows task and log subscriptions with their backlog, cursor and lag", async () => {

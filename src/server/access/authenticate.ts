@@ -3,6 +3,7 @@ import { UnauthenticatedError } from "../../contract/errors.js";
 import { isOpenPath } from "../auth.js";
 import type { ServerEnv } from "../env.js";
 import { EVENTS_PATH } from "../events.js";
+import { PERIODIC_PATH } from "../periodic-route.js";
 import { requireScope } from "./guarded-broker.js";
 import type { Need } from "./scopes.js";
 import { ANONYMOUS, type Principal, principalResolver, type TokenEntry } from "./tokens.js";
@@ -11,13 +12,17 @@ import { ANONYMOUS, type Principal, principalResolver, type TokenEntry } from ".
 const NOBODY: Principal = Object.freeze({ id: null, scopes: Object.freeze([]), grants: Object.freeze([]) });
 
 const MONITOR: Need = { kind: "monitor" };
+const MANAGE: Need = { kind: "manage" };
 
 /**
  * What a path outside the RPCs and /mcp needs (those check each operation: `guardBroker`):
- * `/metrics`, `/openapi.json` and the console's live feed are `monitor` views.
+ * `/metrics`, `/openapi.json`, the console's live feed and its periodic-jobs list are `monitor`
+ * views; pausing or resuming a periodic job is `manage`.
  */
 export function pathNeed(path: string): Need | undefined {
-  return path === "/metrics" || path === "/openapi.json" || path === EVENTS_PATH ? MONITOR : undefined;
+  if (path === "/metrics" || path === "/openapi.json" || path === EVENTS_PATH || path === PERIODIC_PATH)
+    return MONITOR;
+  return path.startsWith(`${PERIODIC_PATH}/`) ? MANAGE : undefined;
 }
 
 /**

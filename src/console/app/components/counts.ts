@@ -25,7 +25,7 @@ export function CountsTable(props: {
 }) {
   const topicOf = new Map(props.subscriptions.map((s) => [s.name, s.topic]));
   return html`<${TableWrap} label=${props.label}>
-    <table class="data counts">
+    <table class="data counts stack">
       <thead>
         <tr>
           <th scope="col">Queue</th>
@@ -43,13 +43,16 @@ export function CountsTable(props: {
               <a href=${href("queues", q.name)}>${q.name}</a>
               ${q.paused && html` <${Badge} tone="warn">paused<//>`}
             </th>
-            <td>${topic ? html`subscription of <a href=${href("topics")}>${topic}</a>` : q.kind}</td>
+            <td data-label="Kind">${topic ? html`subscription of <a href=${href("topics")}>${topic}</a>` : q.kind}</td>
             ${STATES.map(
-              ([key]) => html`<td class=${`num ${q[key] > 0 ? `has ${key}` : "zero"}`} data-state=${key}>
+              ([
+                key,
+                label,
+              ]) => html`<td class=${`num ${q[key] > 0 ? `has ${key}` : "zero"}`} data-state=${key} data-label=${label}>
                 ${count(q[key])}
               </td>`,
             )}
-            <td class="num">${q.oldest_message_age_ms ? duration(q.oldest_message_age_ms) : "—"}</td>
+            <td class="num" data-label="Oldest">${q.oldest_message_age_ms ? duration(q.oldest_message_age_ms) : "—"}</td>
             ${props.actions && html`<td><div class="row-actions">${props.actions(q)}</div></td>`}
           </tr>`;
         })}

@@ -1,7 +1,9 @@
 import { html } from "htm/preact";
+import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import type { WireMessageRecord } from "../../../wire/job-service.js";
 import { bytes, dateTime, decodeBody, hexDump } from "../lib/format.js";
+import { parseJobError } from "./job-error.js";
 import { Badge, Facts, Modal, stateTone, Tabs } from "./ui.js";
 
 /** A message as Peek, Receive or Browse return it. */
@@ -58,7 +60,10 @@ export function headerFacts(m: Msg): [string, string | ReturnType<typeof html>][
   add("Dead-letter reason", m.dead_letter_reason);
   add("Dead-letter description", m.dead_letter_description);
   add("Redriven", m.redrive_count);
-  add("Last error", m.last_error);
+  if (m.last_error) {
+    const e = parseJobError(m.last_error);
+    add("Last error", e.type ? `${e.type}: ${e.message}` : e.message);
+  }
   return rows;
 }
 
@@ -75,7 +80,12 @@ export function PropertiesTable(props: { properties: Record<string, string | nul
 }
 
 /** The message viewer: headers, properties and the body. */
-export function MessageViewer(props: { message: Msg | undefined; onClose: () => void }) {
+export function MessageViewer(props: {
+  message: Msg | undefined;
+  onClose: () => void;
+  /** What can be done with the message (shown under the body). */
+  actions?: ComponentChildren;
+}) {
   const m = props.message;
   return html`<${Modal}
     open=${!!m}
@@ -97,6 +107,7 @@ export function MessageViewer(props: { message: Msg | undefined; onClose: () => 
       <section aria-label="Body">
         <${BodyView} body=${m.body} />
       </section>
+      ${props.actions}
     </div>`
     }
   <//>`;

@@ -216,9 +216,25 @@ export function ConfirmHost() {
   <//>`;
 }
 
+/**
+ * The toasts, bottom right. Clicks pass through them (CSS), and while they show the page keeps as
+ * much room below its end (`--toast-space`), so the last buttons of a page can be scrolled clear.
+ */
 export function Toasts() {
   const list = useStore(toasts);
-  return html`<div class="toasts" role="status" aria-live="polite">
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const root = document.documentElement;
+    const update = () =>
+      root.style.setProperty("--toast-space", el.offsetHeight > 0 ? `${el.offsetHeight + 24}px` : "0px");
+    const observer = new ResizeObserver(update);
+    observer.observe(el);
+    update();
+    return () => observer.disconnect();
+  }, []);
+  return html`<div class="toasts" role="status" aria-live="polite" ref=${ref}>
     ${list.map(
       (t) => html`<div key=${t.id} class=${`toast ${t.kind}`}>
         <span>${t.text}</span>

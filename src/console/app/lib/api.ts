@@ -28,6 +28,7 @@ const PATHS = {
   resumeQueue: "JobService/ResumeQueue",
   cancelMessage: "JobService/CancelMessage",
   getMessages: "JobService/GetMessages",
+  deleteSettled: "JobService/DeleteSettled",
   browse: "JobService/Browse",
   messageErrors: "JobService/MessageErrors",
   listWorkers: "JobService/ListWorkers",
@@ -66,17 +67,35 @@ export function authHeaders(session: Session): Record<string, string> {
 }
 
 /** Calls one RPC: `POST <url>/mqlite.v1.<Service>/<Method>` with the token. */
-export async function call<K extends ApiRoute>(
+export function call<K extends ApiRoute>(
   session: Session,
   route: K,
   ...args: ApiRequest<K> extends undefined ? [] : [ApiRequest<K>]
 ): Promise<ResponseOf<K>> {
+  return request(session, "POST", `/mqlite.v1.${PATHS[route]}`, args[0] ?? {}) as Promise<ResponseOf<K>>;
+}
+
+/** `GET <url><path>` with the token (the console's own `/ui-api` routes). */
+export function getJson<T>(session: Session, path: string): Promise<T> {
+  return request(session, "GET", path) as Promise<T>;
+}
+
+/** `POST <url><path>` with a JSON body and the token. */
+export function postJson<T>(session: Session, path: string, body: unknown): Promise<T> {
+  return request(session, "POST", path, body) as Promise<T>;
+}
+
+async function request(session: Session, method: string, path: string, body?: unknown): Promise<unknown> {
   let res: Response;
   try {
-    res = await fetch(`${session.url}/mqlite.v1.${PATHS[route]}`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", ...authHeaders(session) },
-      body: JSON.stringify(args[0] ?? {}),
+    res = await fetch(`${session.url}${path}`, {
+      method,
+      headers: {
+        ...(body !== undefined && { "Content-Type": "application/json" }),
+        ...authHeaders(session),
+      },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+      cache: "no-store",
     });
   } catch (err) {
     throw new ApiError(
@@ -90,15 +109,15 @@ export async function call<K extends ApiRoute>(
     let code = "internal";
     let message = `HTTP ${res.status}`;
     try {
-      const body = JSON.parse(text) as { code?: string; message?: string };
-      code = body.code ?? code;
-      message = body.message ?? message;
+      const parsed = JSON.parse(text) as { code?: string; message?: string };
+      code = parsed.code ?? code;
+      message = parsed.message ?? message;
     } catch {
       // not JSON
     }
     throw new ApiError(message, code, res.status);
   }
-  return JSON.parse(text) as ResponseOf<K>;
+  return JSON.parse(text) as unknown;
 }
 
 /** A bound client: `api.call("stats", { queue })`. */

@@ -1,3 +1,5 @@
+import { createStore } from "./store.js";
+
 // Formatting and parsing helpers shared by the pages.
 
 const encoder = new TextEncoder();
@@ -68,26 +70,37 @@ export function decodeBody(b64: string | null | undefined): {
   return { bytes, ...(text !== undefined && { text }), ...(json !== undefined && { json }) };
 }
 
-/** `1.2 s`, `3 min`, `2 h 5 min`, `4 d`. */
+/** A non-breaking space: a value never wraps between its number and its unit. */
+const NB = "\u00a0";
+
+/**
+ * `45 ms`, `1.2 s`, `3 min 5 s`, `2 h 5 min`, `1 day 3 h`, `6 days 23 h`. The whole value is rounded
+ * to its smallest shown unit first, so it never shows `60 s`, `60 min` or `24 h`.
+ */
 export function duration(ms: number | null | undefined): string {
-  if (ms === null || ms === undefined) return "—";
-  const abs = Math.abs(ms);
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return "—";
   const sign = ms < 0 ? "-" : "";
-  if (abs < 1000) return `${sign}${Math.round(abs)} ms`;
-  if (abs < 60_000) return `${sign}${(abs / 1000).toFixed(abs < 10_000 ? 1 : 0)} s`;
-  if (abs < 3_600_000) {
-    const m = Math.floor(abs / 60_000);
-    const s = Math.round((abs % 60_000) / 1000);
-    return `${sign}${m} min${s ? ` ${s} s` : ""}`;
+  const abs = Math.abs(ms);
+  const unit = (n: number, u: string) => `${n}${NB}${u}`;
+  if (Math.round(abs) < 1000) return `${sign}${unit(Math.round(abs), "ms")}`;
+  if (abs < 9_950) return `${sign}${unit(Number((abs / 1000).toFixed(1)), "s")}`;
+  const seconds = Math.round(abs / 1000);
+  if (seconds < 60) return `${sign}${unit(seconds, "s")}`;
+  if (seconds < 3600) {
+    const m = Math.floor(seconds / 60);
+    const s = seconds % 60;
+    return `${sign}${unit(m, "min")}${s ? ` ${unit(s, "s")}` : ""}`;
   }
-  if (abs < 86_400_000) {
-    const h = Math.floor(abs / 3_600_000);
-    const m = Math.round((abs % 3_600_000) / 60_000);
-    return `${sign}${h} h${m ? ` ${m} min` : ""}`;
+  const minutes = Math.round(abs / 60_000);
+  if (minutes < 24 * 60) {
+    const h = Math.floor(minutes / 60);
+    const m = minutes % 60;
+    return `${sign}${unit(h, "h")}${m ? ` ${unit(m, "min")}` : ""}`;
   }
-  const d = Math.floor(abs / 86_400_000);
-  const h = Math.round((abs % 86_400_000) / 3_600_000);
-  return `${sign}${d} d${h ? ` ${h} h` : ""}`;
+  const hours = Math.round(abs / 3_600_000);
+  const d = Math.floor(hours / 24);
+  const h = hours % 24;
+  return `${sign}${unit(d, d === 1 ? "day" : "days")}${h ? ` ${unit(h, "h")}` : ""}`;
 }
 
 /** A config duration: `0` reads as the given word. */
@@ -95,12 +108,43 @@ export function configDuration(ms: number | undefined, zero = "none"): string {
   return !ms ? zero : duration(ms);
 }
 
-/** An instant as local date and time (`2024-03-05 10:30:00`). */
+/** How instants are shown: in the browser's time zone, or in UTC (the header's toggle). */
+export type TimeZoneMode = "local" | "utc";
+
+const ZONE_KEY = "mqlite.console.time";
+
+function loadZone(): TimeZoneMode {
+  try {
+    return localStorage.getItem(ZONE_KEY) === "utc" ? "utc" : "local";
+  } catch {
+    return "local";
+  }
+}
+
+export const timeZone = createStore<TimeZoneMode>(loadZone());
+
+export function setTimeZone(mode: TimeZoneMode): void {
+  try {
+    localStorage.setItem(ZONE_KEY, mode);
+  } catch {
+    // private mode: the choice lasts for this page only
+  }
+  timeZone.set(mode);
+}
+
+/** An instant as date and time (`2024-03-05 10:30:00`, or `2024-03-05 09:30:00 UTC`). */
 export function dateTime(ms: number | null | undefined): string {
   if (!ms) return "—";
   const d = new Date(ms);
   const p = (n: number) => String(n).padStart(2, "0");
+  if (timeZone.get() === "utc")
+    return `${d.getUTCFullYear()}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} UTC`;
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+/** A time of day (`10:30:00`, or `09:30:00 UTC`). */
+export function timeOfDay(ms: number): string {
+  return dateTime(ms).slice(11);
 }
 
 /** `5 s ago`, `in 3 min`. */

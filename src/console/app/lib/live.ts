@@ -21,11 +21,20 @@ export interface LiveState {
   /** Each queue's points since this page connected. */
   perQueue: Map<string, Point[]>;
   error?: string;
+  /** When the shown snapshot arrived (this browser's clock): while not `live`, data is this old. */
+  receivedAt?: number;
+  /** Counts the connections that delivered a snapshot: pages reload what they read when it moves. */
+  epoch: number;
 }
 
 const KEEP = 300;
 
-export const live = createStore<LiveState>({ status: "off", totals: [], perQueue: new Map() });
+const OFF: LiveState = { status: "off", totals: [], perQueue: new Map(), epoch: 0 };
+
+export const live = createStore<LiveState>(OFF);
+
+/** A stream that delivers no snapshot for this long (the server sends one a second) is dropped. */
+const SILENCE_MS = 5000;
 
 const pointOf = (t: SnapshotTotals): Point => ({
   at: t.at_ms,
@@ -61,7 +70,8 @@ function onSnapshot(snapshot: ConsoleSnapshot): void {
     }
     const last = s.totals.at(-1);
     const totals = last && last.at >= snapshot.at_ms ? s.totals : push(s.totals, pointOf(snapshot.totals));
-    return { status: "live", snapshot, totals, perQueue };
+    const epoch = s.status === "live" ? s.epoch : s.epoch + 1;
+    return { status: "live", snapshot, totals, perQueue, receivedAt: Date.now(), epoch };
   });
 }
 
@@ -92,20 +102,29 @@ let controller: AbortController | undefined;
 
 /**
  * Reads `GET /ui-api/events` with `fetch` (so the Bearer header can be sent, which `EventSource`
- * cannot do), reconnecting with a growing delay after a drop. Stops on 401 or `stopLive()`.
+ * cannot do), reconnecting with a growing delay after a drop. A stream silent for SILENCE_MS is
+ * dropped too (a broker that hangs, or a network that lost the connection without closing it).
+ * Stops on 401 or `stopLive()`.
  */
 export function startLive(session: Session): void {
   stopLive();
   const abort = new AbortController();
   controller = abort;
-  live.set({ status: "connecting", totals: [], perQueue: new Map() });
+  live.set({ ...OFF, status: "connecting" });
   void (async () => {
     let delay = 1000;
     while (!abort.signal.aborted) {
+      const attempt = new AbortController();
+      const stopAttempt = () => attempt.abort();
+      abort.signal.addEventListener("abort", stopAttempt);
+      let heard = Date.now();
+      const watchdog = setInterval(() => {
+        if (Date.now() - heard > SILENCE_MS) attempt.abort(new Error("no snapshot for 5 s"));
+      }, 1000);
       try {
         const res = await fetch(`${session.url}/ui-api/events`, {
           headers: { Accept: "text/event-stream", ...authHeaders(session) },
-          signal: abort.signal,
+          signal: attempt.signal,
           cache: "no-store",
         });
         if (res.status === 401) {
@@ -113,10 +132,12 @@ export function startLive(session: Session): void {
           return;
         }
         if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
-        delay = 1000;
         const feed = sseParser((event, data) => {
-          if (event === "snapshot") onSnapshot(JSON.parse(data) as ConsoleSnapshot);
-          else if (event === "history") onHistory(JSON.parse(data) as SnapshotTotals[]);
+          heard = Date.now();
+          if (event === "snapshot") {
+            delay = 1000;
+            onSnapshot(JSON.parse(data) as ConsoleSnapshot);
+          } else if (event === "history") onHistory(JSON.parse(data) as SnapshotTotals[]);
         });
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
         for (;;) {
@@ -127,9 +148,13 @@ export function startLive(session: Session): void {
         throw new Error("the stream ended");
       } catch (err) {
         if (abort.signal.aborted) return;
-        live.update((s) => ({ ...s, status: "retrying", error: (err as Error).message }));
+        const reason = attempt.signal.aborted ? String(attempt.signal.reason?.message ?? "") : "";
+        live.update((s) => ({ ...s, status: "retrying", error: reason || (err as Error).message }));
         await new Promise((resolve) => setTimeout(resolve, delay));
         delay = Math.min(delay * 2, 10_000);
+      } finally {
+        clearInterval(watchdog);
+        abort.signal.removeEventListener("abort", stopAttempt);
       }
     }
   })();
@@ -138,7 +163,7 @@ export function startLive(session: Session): void {
 export function stopLive(): void {
   controller?.abort();
   controller = undefined;
-  live.set({ status: "off", totals: [], perQueue: new Map() });
+  live.set(OFF);
 }
 
 /** Per-second rates between consecutive points (negative steps, e.g. after a restart, count as 0). */

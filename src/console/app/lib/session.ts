@@ -1,3 +1,4 @@
+import { access, loadAccess } from "./access.js";
 import { Api, type Session } from "./api.js";
 import { startLive, stopLive } from "./live.js";
 import { createStore } from "./store.js";
@@ -32,11 +33,13 @@ export function signIn(s: Session): void {
   sessionStorage.setItem(KEY, JSON.stringify(s));
   session.set(s);
   startLive(s);
+  void loadAccess(s);
 }
 
 export function signOut(): void {
   sessionStorage.removeItem(KEY);
   stopLive();
+  access.set({ manage: true, scopes: [] });
   session.set(undefined);
 }
 

@@ -1,7 +1,9 @@
 import { html } from "htm/preact";
 import { DEFAULT_RESULT_TTL_MS, PROP_METADATA, PROP_NOTES } from "../../../jobs/job-record.js";
+import { JobError, parseJobError } from "../components/job-error.js";
 import { BodyView, headerFacts, PropertiesTable } from "../components/message.js";
 import { Badge, Card, Facts, stateTone } from "../components/ui.js";
+import { access } from "../lib/access.js";
 import { attempt, confirmAction } from "../lib/feedback.js";
 import { dateTime, duration, prettyJson } from "../lib/format.js";
 import { live } from "../lib/live.js";
@@ -13,9 +15,16 @@ import { jobStatus } from "./jobs.js";
 
 const FINAL = new Set(["complete", "dead", "cancelled"]);
 
+/** One line for the timeline: the error's type and message, without its stack. */
+function errorLine(text: string): string {
+  const e = parseJobError(text);
+  return e.type ? `${e.type}: ${e.message}` : e.message;
+}
+
 export function JobDetail(props: { id: string }) {
   const seq = Number(props.id);
   const state = useStore(live);
+  const { manage } = useStore(access);
   const tick = state.snapshot?.at_ms ?? 0;
   const job = useAsync(async () => {
     const [rec] = (await api().call("getMessages", { seq_numbers: [seq] })).messages;
@@ -86,7 +95,7 @@ export function JobDetail(props: { id: string }) {
       ? [["Scheduled for", rec.visible_at_ms] as [string, number]]
       : []),
     ...errors.map(
-      (e) => [`Attempt ${e.attempt} failed`, e.failed_at_ms, e.error] as [string, number, string],
+      (e) => [`Attempt ${e.attempt} failed`, e.failed_at_ms, errorLine(e.error)] as [string, number, string],
     ),
     [
       "Started",
@@ -114,8 +123,8 @@ export function JobDetail(props: { id: string }) {
         <p class="muted">${rec.subject || "(no task)"} on <a href=${href("queues", rec.queue ?? "")}>${rec.queue}</a></p>
       </div>
       <div class="actions">
-        ${status === "dead" && html`<button type="button" class="primary" onClick=${retry}>Retry</button>`}
-        ${!FINAL.has(status) && html`<button type="button" class="danger" onClick=${cancel}>Cancel</button>`}
+        ${manage && status === "dead" && html`<button type="button" class="primary" onClick=${retry}>Retry</button>`}
+        ${manage && !FINAL.has(status) && html`<button type="button" class="danger" onClick=${cancel}>Cancel</button>`}
       </div>
     </header>
     <div class="grid two">
@@ -178,7 +187,7 @@ export function JobDetail(props: { id: string }) {
             ${errors.map(
               (e) => html`<li key=${e.attempt}>
                 <p><strong>Attempt ${e.attempt}</strong> <span class="muted">· ${dateTime(e.failed_at_ms)}</span></p>
-                <pre class="code error-text">${e.error}</pre>
+                <${JobError} text=${e.error} />
               </li>`,
             )}
           </ol>`

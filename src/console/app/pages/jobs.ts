@@ -13,7 +13,8 @@ import {
   TextField,
   useDebounced,
 } from "../components/ui.js";
-import { count, dateTime, duration, relative } from "../lib/format.js";
+import { count, dateTime } from "../lib/format.js";
+import { useJobQueues } from "../lib/job-queues.js";
 import { live, type QueueSnapshot } from "../lib/live.js";
 import { href, navigate, type Route } from "../lib/router.js";
 import { api } from "../lib/session.js";
@@ -38,95 +39,77 @@ export const jobStatus = (m: Msg) => statusOf(m.state as never, m.delivery_count
 
 const PAGE = 100;
 
-function Workers() {
-  const state = useStore(live);
-  const tick = Math.floor((state.snapshot?.at_ms ?? 0) / 5000);
-  const workers = useAsync(() => api().call("listWorkers"), [tick]);
-  const list = workers.data?.workers ?? [];
-  const now = state.snapshot?.at_ms ?? Date.now();
-  return html`<${Card} title="Workers">
-    ${workers.error && html`<p class="alert error" role="alert">${workers.error}</p>`}
-    ${
-      list.length === 0
-        ? html`<${Empty}>No worker has sent a heartbeat.<//>`
-        : html`<${TableWrap} label="Every registered worker">
-          <table class="data workers">
-            <thead>
-              <tr>
-                <th scope="col">Worker</th>
-                <th scope="col">Status</th>
-                <th scope="col">Queues</th>
-                <th scope="col">Host</th>
-                <th scope="col" class="num">PID</th>
-                <th scope="col" class="num">Concurrency</th>
-                <th scope="col">Started</th>
-                <th scope="col">Last heartbeat</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${list.map((w) => {
-                const age = now - (w.last_heartbeat_ms ?? 0);
-                return html`<tr key=${w.worker_id}>
-                  <th scope="row" class="mono">${w.worker_id}</th>
-                  <td><${Badge} tone=${w.status === "active" ? "ok" : "warn"}>${w.status}<//></td>
-                  <td>${(w.queues ?? []).join(", ")}</td>
-                  <td>${w.hostname ?? ""}</td>
-                  <td class="num">${w.pid ?? ""}</td>
-                  <td class="num">${w.concurrency ?? ""}</td>
-                  <td>${relative(w.started_at_ms, now)}</td>
-                  <td>
-                    ${relative(w.last_heartbeat_ms, now)}
-                    ${age > 30_000 && html` <${Badge} tone="danger" title="No heartbeat for ${duration(age)}">stale<//>`}
-                  </td>
-                </tr>`;
-              })}
-            </tbody>
-          </table>
-        <//>`
-    }
-  <//>`;
+/** The jobs list's filters, kept in the address (`#/jobs?status=dead&queue=mail`). */
+function filtersOf(q: URLSearchParams) {
+  return {
+    status: q.get("status") ?? "",
+    queue: q.get("queue") ?? "",
+    task: q.get("task") ?? "",
+    search: q.get("q") ?? "",
+  };
+}
+
+function jobsHash(f: ReturnType<typeof filtersOf>): string {
+  const params = new URLSearchParams();
+  if (f.status) params.set("status", f.status);
+  if (f.queue) params.set("queue", f.queue);
+  if (f.task) params.set("task", f.task);
+  if (f.search) params.set("q", f.search);
+  return `#/jobs${params.size ? `?${params}` : ""}`;
 }
 
 export function Jobs(props: { route: Route }) {
-  const q = props.route.query;
   const state = useStore(live);
-  const [status, setStatus] = useState(q.get("status") ?? "");
-  const [queue, setQueue] = useState(q.get("queue") ?? "");
-  const [task, setTask] = useState(q.get("task") ?? "");
-  const [search, setSearch] = useState(q.get("q") ?? "");
-  const [offset, setOffset] = useState(0);
-  const [jobs, setJobs] = useState<Msg[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
+  // The address is the filters' one source: a link or a typed `?status=` changes the list.
+  const filters = filtersOf(props.route.query);
+  const { status, queue } = filters;
+  const [task, setTask] = useState(filters.task);
+  const [search, setSearch] = useState(filters.search);
+  useEffect(() => setTask(filters.task), [filters.task]);
+  useEffect(() => setSearch(filters.search), [filters.search]);
   const taskD = useDebounced(task, 300);
   const searchD = useDebounced(search, 300);
-  const plain = (state.snapshot?.queues ?? []).filter((x) => x.kind === "queue");
-  const scope = queue ? plain.filter((x) => x.name === queue) : plain;
+  const setFilters = (change: Partial<ReturnType<typeof filtersOf>>) =>
+    navigate(jobsHash({ ...filters, ...change }));
+  useEffect(() => {
+    if (taskD !== filters.task || searchD !== filters.search) setFilters({ task: taskD, search: searchD });
+  }, [taskD, searchD]);
+
+  const [offset, setOffset] = useState(0);
+  useEffect(() => setOffset(0), [status, queue, filters.task, filters.search]);
+  const [jobs, setJobs] = useState<Msg[] | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const workers = useAsync(
+    () => api().call("listWorkers"),
+    [Math.floor((state.snapshot?.at_ms ?? 0) / 5000)],
+  );
+  const jobQueueNames = useJobQueues(
+    state.snapshot?.queues,
+    workers.data ? workers.data.workers.flatMap((w) => w.queues ?? []) : workers.error ? [] : undefined,
+  );
+  const jobQueues = (state.snapshot?.queues ?? []).filter((x) => jobQueueNames?.includes(x.name));
+  const scope = queue ? jobQueues.filter((x) => x.name === queue) : jobQueues;
   const signature = scope
     .map((x) => `${x.name}:${x.total}:${x.locked}:${x.completed}:${x.dead_lettered}:${x.backing_off}`)
     .join("|");
   const generation = useRef(0);
 
   useEffect(() => {
-    const params = new URLSearchParams();
-    if (status) params.set("status", status);
-    if (queue) params.set("queue", queue);
-    if (taskD) params.set("task", taskD);
-    if (searchD) params.set("q", searchD);
-    const next = `#/jobs${params.size ? `?${params}` : ""}`;
-    if (location.hash !== next) history.replaceState(null, "", next);
-  }, [status, queue, taskD, searchD]);
-
-  useEffect(() => {
-    if (!state.snapshot) return;
+    if (!jobQueueNames) return;
     const mine = ++generation.current;
+    const names = queue ? [queue] : jobQueueNames;
+    if (names.length === 0) {
+      setJobs([]);
+      return;
+    }
     const filter = status ? statesOf(status as JobStatus) : undefined;
-    const needle = searchD.trim().toLowerCase();
+    const needle = filters.search.trim().toLowerCase();
     api()
       .call("browse", {
-        queues: queue ? [queue] : plain.map((x) => x.name),
+        queues: names,
         ...(filter && { states: filter.states }),
         ...(filter?.backingOff !== undefined && { backing_off: filter.backingOff }),
-        ...(taskD.trim() && { subject: taskD.trim() }),
+        ...(filters.task.trim() && { subject: filters.task.trim() }),
         limit: needle ? 1000 : PAGE,
         offset: needle ? 0 : offset,
       })
@@ -145,7 +128,7 @@ export function Jobs(props: { route: Route }) {
         },
         (err: Error) => mine === generation.current && setError(err.message),
       );
-  }, [status, queue, taskD, searchD, offset, signature, !!state.snapshot]);
+  }, [status, queue, filters.task, filters.search, offset, signature, jobQueueNames?.join("|"), state.epoch]);
 
   const totals = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
   for (const x of scope) {
@@ -155,7 +138,13 @@ export function Jobs(props: { route: Route }) {
   const tasks = [...new Set((jobs ?? []).map((m) => m.subject ?? "").filter(Boolean))].sort();
 
   return html`<div class="page">
-    <header class="page-head"><h1>Jobs</h1></header>
+    <header class="page-head">
+      <h1>Jobs</h1>
+      <div class="actions">
+        <a class="button ghost" href=${href("workers")}>Workers</a>
+        <a class="button ghost" href=${href("periodic")}>Periodic jobs</a>
+      </div>
+    </header>
     <div class="status-strip" role="list" aria-label="Jobs by status">
       ${STATUSES.map(
         (s) => html`<button
@@ -164,10 +153,7 @@ export function Jobs(props: { route: Route }) {
           key=${s}
           class=${`status-pill tone-${stateTone(s)}${status === s ? " selected" : ""}`}
           aria-pressed=${status === s ? "true" : "false"}
-          onClick=${() => {
-            setStatus(status === s ? "" : s);
-            setOffset(0);
-          }}
+          onClick=${() => setFilters({ status: status === s ? "" : s })}
         >
           <span class="total-n" data-job-status=${s}>${count(totals[s])}</span>
           <span>${s}</span>
@@ -180,21 +166,15 @@ export function Jobs(props: { route: Route }) {
           label="Status"
           name="status"
           value=${status}
-          onChange=${(v: string) => {
-            setStatus(v);
-            setOffset(0);
-          }}
+          onChange=${(v: string) => setFilters({ status: v })}
           options=${[["", "any"], ...STATUSES.map((s) => [s, s] as [string, string])]}
         />
         <${SelectField}
           label="Queue"
           name="queue"
           value=${queue}
-          onChange=${(v: string) => {
-            setQueue(v);
-            setOffset(0);
-          }}
-          options=${[["", "every queue"], ...plain.map((x) => [x.name, x.name] as [string, string])]}
+          onChange=${(v: string) => setFilters({ queue: v })}
+          options=${[["", "every job queue"], ...jobQueues.map((x) => [x.name, x.name] as [string, string])]}
         />
         <${TextField} label="Task" name="task" value=${task} onInput=${setTask} list="task-names" placeholder="any task" />
         <datalist id="task-names">${tasks.map((t) => html`<option value=${t} />`)}</datalist>
@@ -205,9 +185,9 @@ export function Jobs(props: { route: Route }) {
         !jobs
           ? html`<p class="muted">Loading…</p>`
           : jobs.length === 0
-            ? html`<${Empty}>No jobs match.<//>`
+            ? html`<${Empty}>${jobQueueNames?.length === 0 ? "No job queue yet: enqueue a job or start a worker." : "No jobs match."}<//>`
             : html`<${TableWrap} label="Jobs">
-              <table class="data jobs">
+              <table class="data jobs stack">
                 <thead>
                   <tr>
                     <th scope="col">Job</th>
@@ -224,14 +204,14 @@ export function Jobs(props: { route: Route }) {
                   ${jobs.map((m) => {
                     const st = jobStatus(m);
                     return html`<tr key=${m.seq_number} data-job=${m.seq_number} data-status=${st}>
-                      <th scope="row"><a href=${href("jobs", m.seq_number ?? "")}>#${m.seq_number}</a></th>
-                      <td>${m.subject ?? ""}</td>
-                      <td>${m.queue ?? ""}</td>
-                      <td><${Badge} tone=${stateTone(st)}>${st}<//></td>
-                      <td class="num">${m.delivery_count ?? 0}</td>
-                      <td>${dateTime(m.enqueued_at_ms)}</td>
-                      <td>${dateTime(m.settled_at_ms)}</td>
-                      <td class="ellipsis">${m.properties?.[PROP_NOTES] ?? ""}</td>
+                      <th scope="row" data-label="Job"><a href=${href("jobs", m.seq_number ?? "")}>#${m.seq_number}</a></th>
+                      <td data-label="Task">${m.subject ?? ""}</td>
+                      <td data-label="Queue">${m.queue ?? ""}</td>
+                      <td data-label="Status"><${Badge} tone=${stateTone(st)}>${st}<//></td>
+                      <td class="num" data-label="Attempts">${m.delivery_count ?? 0}</td>
+                      <td data-label="Created">${dateTime(m.enqueued_at_ms)}</td>
+                      <td data-label="Finished">${dateTime(m.settled_at_ms)}</td>
+                      <td class="ellipsis" data-label="Notes">${m.properties?.[PROP_NOTES] ?? ""}</td>
                     </tr>`;
                   })}
                 </tbody>
@@ -239,14 +219,13 @@ export function Jobs(props: { route: Route }) {
             <//>`
       }
       ${
-        !searchD &&
+        !filters.search &&
         html`<div class="pager">
         <button type="button" class="ghost" disabled=${offset === 0} onClick=${() => setOffset(Math.max(0, offset - PAGE))}>Newer</button>
         <button type="button" class="ghost" disabled=${(jobs?.length ?? 0) < PAGE} onClick=${() => setOffset(offset + PAGE)}>Older</button>
       </div>`
       }
     <//>
-    <${Workers} />
   </div>`;
 }
 

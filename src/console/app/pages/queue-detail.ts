@@ -1,8 +1,10 @@
 import { html } from "htm/preact";
-import { useEffect, useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { RequestInputOf } from "../../../wire/routes.js";
 import { STATES, type StateKey } from "../components/counts.js";
 import { MessageViewer, type Msg } from "../components/message.js";
+import { MessageActions } from "../components/message-actions.js";
+import { MessageSearch } from "../components/message-search.js";
 import { QueueConfigForm } from "../components/queue-form.js";
 import { SendForm } from "../components/send-form.js";
 import {
@@ -16,75 +18,114 @@ import {
   Tabs,
   TextField,
 } from "../components/ui.js";
+import { access } from "../lib/access.js";
 import { attempt, confirmAction, notify } from "../lib/feedback.js";
 import { configDuration, count, dateTime, parseCount, parseDuration, relative } from "../lib/format.js";
 import { live } from "../lib/live.js";
+import { appendPage, type Cursor, MAX_LOADED, readPage } from "../lib/message-pages.js";
 import { href, navigate, type Route } from "../lib/router.js";
 import { api } from "../lib/session.js";
 import { useStore } from "../lib/store.js";
-import { useAsync } from "../lib/use-async.js";
+import { useAsync, useReconnects } from "../lib/use-async.js";
 import { Charts } from "./overview.js";
 import { deleteQueue } from "./queues.js";
 
 const PAGE = 50;
-const PEEKABLE: ReadonlySet<StateKey> = new Set([
-  "active",
-  "locked",
-  "deferred",
-  "scheduled",
-  "dead_lettered",
-]);
-
-/** Reads one page of a queue's messages in a state (Peek, or Browse for the kept settled ones). */
-async function loadMessages(queue: string, state: StateKey, after: number): Promise<Msg[]> {
-  if (PEEKABLE.has(state)) {
-    const r = await api().call("peek", { queue, state, from_seq: after + 1, max: PAGE });
-    return r.messages;
-  }
-  const r = await api().call("browse", { queues: [queue], states: [state], limit: PAGE, offset: after });
-  return r.messages;
-}
+/** The list re-reads what it shows at most this often while the queue's counts move. */
+export const REFRESH_MS = 5000;
 
 function MessageList(props: {
   queue: string;
   state: StateKey;
-  /** The live count of the state: the list reloads when it changes. */
+  /** The live count of the state: the list re-reads (at most every REFRESH_MS) when it changes. */
   total: number;
+  /** Moves when an action elsewhere changed the queue: the list re-reads at once. */
+  refreshKey: number;
+  manage: boolean;
   onView: (m: Msg) => void;
   onReceived: (ms: Msg[]) => void;
+  onChanged: () => void;
 }) {
   const [messages, setMessages] = useState<Msg[]>([]);
-  const [more, setMore] = useState(false);
+  const [more, setMore] = useState<Cursor>(undefined);
+  const [loaded, setLoaded] = useState(false);
   const [reason, setReason] = useState("");
   const [error, setError] = useState<string | undefined>();
   const dead = props.state === "dead_lettered";
+  // What is loaded, for the refresh to re-read as much (a refresh never shrinks "Load more").
+  const shownCount = useRef(PAGE);
+  const lastRead = useRef(0);
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const generation = useRef(0);
 
-  const reload = async () => {
+  /** Re-reads the first `shownCount` messages from the start, in one bounded call. */
+  const refresh = async () => {
+    clearTimeout(timer.current);
+    timer.current = undefined;
+    lastRead.current = Date.now();
+    const mine = ++generation.current;
     try {
-      const first = await loadMessages(props.queue, props.state, 0);
-      setMessages(first);
-      setMore(first.length === PAGE);
+      const page = await readPage(props.queue, props.state, undefined, Math.max(PAGE, shownCount.current));
+      if (mine !== generation.current) return;
+      setMessages(page.messages);
+      setMore(page.next);
       setError(undefined);
     } catch (err) {
-      setError((err as Error).message);
+      if (mine === generation.current) setError((err as Error).message);
+    } finally {
+      if (mine === generation.current) setLoaded(true);
     }
   };
+
+  // A new queue or state: start again from one page.
   useEffect(() => {
-    void reload();
-  }, [props.queue, props.state, props.total]);
+    shownCount.current = PAGE;
+    setMessages([]);
+    setLoaded(false);
+    setReason("");
+    void refresh();
+    return () => clearTimeout(timer.current);
+  }, [props.queue, props.state]);
+  // An action here or elsewhere, or a reconnect: re-read now.
+  const epoch = useReconnects();
+  const seen = useRef({ refreshKey: props.refreshKey, epoch });
+  useEffect(() => {
+    const before = seen.current;
+    seen.current = { refreshKey: props.refreshKey, epoch };
+    // A reconnect after a drop (not the page's first connection), or an action: re-read now.
+    if (props.refreshKey !== before.refreshKey || (epoch !== before.epoch && before.epoch > 0))
+      void refresh();
+  }, [props.refreshKey, epoch]);
+  // The live count moved: re-read, but at most every REFRESH_MS (not on every snapshot).
+  useEffect(() => {
+    if (timer.current) return;
+    const wait = lastRead.current + REFRESH_MS - Date.now();
+    if (wait <= 0) void refresh();
+    else timer.current = setTimeout(() => void refresh(), wait);
+  }, [props.total]);
 
   const loadMore = async () => {
-    const after = PEEKABLE.has(props.state) ? (messages.at(-1)?.seq_number ?? 0) : messages.length;
-    const next = await loadMessages(props.queue, props.state, after);
-    setMessages([...messages, ...next]);
-    setMore(next.length === PAGE);
+    const mine = ++generation.current;
+    try {
+      const page = await readPage(props.queue, props.state, more, PAGE);
+      if (mine !== generation.current) return;
+      const next = appendPage(messages, page.messages).slice(0, MAX_LOADED);
+      shownCount.current = next.length;
+      setMessages(next);
+      setMore(next.length >= MAX_LOADED ? undefined : page.next);
+    } catch (err) {
+      notify((err as Error).message, "error");
+    }
   };
 
   const reasons = useMemo(
     () => [...new Set(messages.map((m) => m.dead_letter_reason ?? "").filter(Boolean))].sort(),
     [messages],
   );
-  const shown = dead && reason ? messages.filter((m) => m.dead_letter_reason === reason) : messages;
+  // A reason no longer listed (its dead letters were redriven) filters nothing.
+  const activeReason = reasons.includes(reason) ? reason : "";
+  const shown =
+    dead && activeReason ? messages.filter((m) => m.dead_letter_reason === activeReason) : messages;
 
   const cancel = async (m: Msg) => {
     const ok = await confirmAction({
@@ -100,28 +141,29 @@ function MessageList(props: {
         `Cancelled ${m.seq_number}`,
       ))
     )
-      void reload();
+      props.onChanged();
   };
   const receiveDeferred = async (m: Msg) => {
     await attempt(async () => {
       const r = await api().call("receiveDeferred", { queue: props.queue, seq_numbers: [m.seq_number!] });
       props.onReceived(r.messages);
       notify(r.messages.length ? `Received deferred ${m.seq_number}; settle it below` : "Nothing received");
-      void reload();
+      props.onChanged();
     });
   };
   const redriveShown = async () => {
     const seqs = shown.map((m) => m.seq_number!).filter(Boolean);
     const ok = await confirmAction({
       title: `Redrive ${seqs.length} dead letter${seqs.length === 1 ? "" : "s"}?`,
-      message: `The ${reason ? `dead letters with reason ${reason}` : "dead letters listed"} go back to ${props.queue} as active messages.`,
+      message: `The ${activeReason ? `dead letters with reason ${activeReason}` : "dead letters listed"} go back to ${props.queue} as active messages.`,
       confirm: "Redrive",
     });
     if (!ok) return;
     await attempt(async () => {
       const r = await api().call("redrive", { queue: props.queue, seq_numbers: seqs });
       notify(`Redrove ${r.moved}`);
-      void reload();
+      setReason("");
+      props.onChanged();
     });
   };
 
@@ -133,21 +175,26 @@ function MessageList(props: {
       <${SelectField}
         label="Reason"
         name="reason"
-        value=${reason}
+        value=${activeReason}
         onChange=${setReason}
         options=${[["", `every reason (${messages.length})`], ...reasons.map((r) => [r, r] as [string, string])]}
       />
-      <button type="button" onClick=${redriveShown} disabled=${shown.length === 0}>
-        Redrive ${reason ? "these" : "listed"} (${shown.length})
-      </button>
+      ${
+        props.manage &&
+        html`<button type="button" onClick=${redriveShown} disabled=${shown.length === 0}>
+        Redrive ${activeReason ? "these" : "listed"} (${shown.length})
+      </button>`
+      }
     </div>`
     }
     ${error && html`<p class="alert error" role="alert">${error}</p>`}
     ${
-      shown.length === 0
-        ? html`<${Empty}>No ${props.state.replace("_", "-")} messages.<//>`
-        : html`<${TableWrap} label=${`${props.state} messages`}>
-          <table class="data messages" data-state=${props.state}>
+      !loaded
+        ? html`<p class="muted">Loading…</p>`
+        : shown.length === 0
+          ? html`<${Empty}>No ${props.state.replace("_", "-")} messages.<//>`
+          : html`<${TableWrap} label=${`${props.state} messages`}>
+          <table class="data messages stack" data-state=${props.state}>
             <thead>
               <tr>
                 <th scope="col">Seq</th>
@@ -162,12 +209,12 @@ function MessageList(props: {
             <tbody>
               ${shown.map(
                 (m) => html`<tr key=${m.seq_number} data-seq=${m.seq_number}>
-                  <td class="mono">${m.seq_number}</td>
-                  <td class="mono ellipsis">${m.message_id ?? ""}</td>
-                  <td class="ellipsis">${m.subject ?? ""}</td>
-                  <td>${dateTime(m.enqueued_at_ms)}</td>
-                  <td class="num">${m.delivery_count ?? 0}</td>
-                  <td>
+                  <td class="mono" data-label="Seq">${m.seq_number}</td>
+                  <td class="mono ellipsis" data-label="Message id">${m.message_id ?? ""}</td>
+                  <td class="ellipsis" data-label="Subject">${m.subject ?? ""}</td>
+                  <td data-label="Enqueued">${dateTime(m.enqueued_at_ms)}</td>
+                  <td class="num" data-label="Deliveries">${m.delivery_count ?? 0}</td>
+                  <td data-label=${dead ? "Reason" : props.state === "scheduled" ? "Visible" : props.state === "locked" ? "Locked until" : "Group"}>
                     ${
                       dead
                         ? html`<span title=${m.dead_letter_description ?? ""}>${m.dead_letter_reason ?? ""}</span>`
@@ -179,12 +226,14 @@ function MessageList(props: {
                     }
                   </td>
                   <td><div class="row-actions">
-                    <button type="button" class="small" onClick=${() => props.onView(m)} aria-label=${`View message ${m.seq_number}`}>View</button>
+                    <button type="button" class="small" onClick=${() => props.onView({ ...m, state: m.state ?? props.state })} aria-label=${`View message ${m.seq_number}`}>View</button>
                     ${
+                      props.manage &&
                       props.state === "scheduled" &&
                       html`<button type="button" class="small danger-text" onClick=${() => cancel(m)} aria-label=${`Cancel message ${m.seq_number}`}>Cancel</button>`
                     }
                     ${
+                      props.manage &&
                       props.state === "deferred" &&
                       html`<button type="button" class="small" onClick=${() => receiveDeferred(m)} aria-label=${`Receive deferred message ${m.seq_number}`}>Receive</button>`
                     }
@@ -195,12 +244,16 @@ function MessageList(props: {
           </table>
         <//>`
     }
-    ${more && html`<button type="button" class="ghost" onClick=${loadMore}>Load more</button>`}
+    <div class="pager">
+      <span class="muted" data-testid="loaded-count">${messages.length} loaded</span>
+      <button type="button" class="ghost" onClick=${() => refresh()}>Refresh</button>
+      ${more !== undefined && html`<button type="button" class="ghost" onClick=${loadMore}>Load more</button>`}
+    </div>
   </div>`;
 }
 
 /** Redrive (target, max, older-than, rate) and purge (max, older-than), each confirmed. */
-function DeadLetterActions(props: { queue: string; dead: number; queues: string[] }) {
+function DeadLetterActions(props: { queue: string; dead: number; queues: string[]; onDone: () => void }) {
   const [target, setTarget] = useState("");
   const [max, setMax] = useState("");
   const [older, setOlder] = useState("");
@@ -232,6 +285,7 @@ function DeadLetterActions(props: { queue: string; dead: number; queues: string[
     await attempt(async () => {
       const r = await api().call("redrive", req);
       notify(`Redrove ${r.moved} message${r.moved === 1 ? "" : "s"}`);
+      props.onDone();
     });
   };
 
@@ -258,6 +312,7 @@ function DeadLetterActions(props: { queue: string; dead: number; queues: string[
     await attempt(async () => {
       const r = await api().call("purge", req);
       notify(`Purged ${r.purged} message${r.purged === 1 ? "" : "s"}`);
+      props.onDone();
     });
   };
 
@@ -270,7 +325,6 @@ function DeadLetterActions(props: { queue: string; dead: number; queues: string[
         <${TextField} label="Older than" name="older_than" value=${older} onInput=${setOlder} hint="e.g. 1h; blank: any age" />
         <${TextField} label="Rate per second" name="rate" value=${ratePerSec} onInput=${setRate} hint="Blank: one transaction" />
       </div>
-      <datalist id="queue-names">${props.queues.map((q) => html`<option value=${q} />`)}</datalist>
       <div class="form-actions"><button type="submit" disabled=${props.dead === 0}>Redrive…</button></div>
     </form>
     <form class="form" onSubmit=${purge} aria-label="Purge dead letters">
@@ -367,7 +421,14 @@ export function QueueDetail(props: { name: string; route: Route }) {
     async () => (await api().call("listQueues")).queues.find((q) => q.name === name),
     [name],
   );
-  const [tab, setTab] = useState<StateKey>((props.route.query.get("state") as StateKey) || "active");
+  const rights = useStore(access);
+  // The address holds the tab (`#/queues/orders?state=dead_lettered`): a link or a typed URL selects it.
+  const asked = props.route.query.get("state") as StateKey | null;
+  const tab: StateKey = asked && STATES.some(([key]) => key === asked) ? asked : "active";
+  const setTab = (next: StateKey) =>
+    navigate(`${href("queues", name)}${next === "active" ? "" : `?state=${next}`}`);
+  const [refreshKey, setRefreshKey] = useState(0);
+  const changed = () => setRefreshKey((n) => n + 1);
   const [viewing, setViewing] = useState<Msg | undefined>();
   const [received, setReceived] = useState<Msg[]>([]);
   const [editing, setEditing] = useState(false);
@@ -406,9 +467,13 @@ export function QueueDetail(props: { name: string; route: Route }) {
         ${sub && html`<p class="muted">Subscription of topic <a href=${href("topics")}>${sub.topic}</a></p>`}
       </div>
       <div class="actions">
-        <button type="button" onClick=${() => pause(paused)}>${paused ? "Resume" : "Pause"}</button>
-        <button type="button" onClick=${() => setEditing(true)}>Edit config</button>
         ${
+          rights.manage &&
+          html`<button type="button" onClick=${() => pause(paused)}>${paused ? "Resume" : "Pause"}</button>
+        <button type="button" onClick=${() => setEditing(true)}>Edit config</button>`
+        }
+        ${
+          rights.manage &&
           q.kind === "queue" &&
           html`<button
           type="button"
@@ -451,20 +516,30 @@ export function QueueDetail(props: { name: string; route: Route }) {
           queue=${name}
           state=${tab}
           total=${snapQ?.[tab] ?? 0}
+          refreshKey=${refreshKey}
+          manage=${rights.manage}
           onView=${setViewing}
           onReceived=${(ms: Msg[]) => setReceived([...received, ...ms])}
+          onChanged=${changed}
         />
         ${
+          rights.manage &&
           tab === "dead_lettered" &&
           html`<${DeadLetterActions}
           queue=${name}
           dead=${snapQ?.dead_lettered ?? 0}
           queues=${state.snapshot?.queues.filter((x) => x.kind === "queue").map((x) => x.name) ?? []}
+          onDone=${changed}
         />`
         }
       </div>
     <//>
-    <div class="grid two">
+    <${Card} title="Search messages">
+      <${MessageSearch} key=${`${name}/${tab}`} queue=${name} state=${tab} onView=${setViewing} />
+    <//>
+    ${
+      rights.manage &&
+      html`<div class="grid two">
       <${Card} title="Send a message">
         <${SendForm}
           target=${name}
@@ -472,14 +547,33 @@ export function QueueDetail(props: { name: string; route: Route }) {
             attempt(async () => {
               const r = await api().call("send", req);
               notify(`Sent: seq ${r.seq_numbers?.join(", ")}`);
+              changed();
             })}
         />
       <//>
       <${Card} title="Receive and settle">
         <${ReceivePanel} queue=${name} received=${received} setReceived=${setReceived} onView=${setViewing} />
       <//>
-    </div>
-    <${MessageViewer} message=${viewing} onClose=${() => setViewing(undefined)} />
+    </div>`
+    }
+    <datalist id="queue-names">${(state.snapshot?.queues ?? []).filter((x) => x.kind === "queue").map((x) => html`<option value=${x.name} />`)}</datalist>
+    <${MessageViewer}
+      message=${viewing}
+      onClose=${() => setViewing(undefined)}
+      actions=${
+        rights.manage &&
+        viewing &&
+        html`<${MessageActions}
+          key=${viewing.seq_number}
+          queue=${name}
+          message=${viewing}
+          onDone=${() => {
+            setViewing(undefined);
+            changed();
+          }}
+        />`
+      }
+    />
     <${Modal} open=${editing} title=${`Edit ${name}`} onClose=${() => setEditing(false)} wide=${true}>
       <${QueueConfigForm}
         existing=${q}

@@ -3,6 +3,7 @@ import { useState } from "preact/hooks";
 import { CountsTable } from "../components/counts.js";
 import { QueueConfigForm } from "../components/queue-form.js";
 import { Card, Empty, Modal } from "../components/ui.js";
+import { access } from "../lib/access.js";
 import { attempt, confirmAction } from "../lib/feedback.js";
 import { live } from "../lib/live.js";
 import { href, navigate } from "../lib/router.js";
@@ -30,7 +31,7 @@ export function Queues() {
     <header class="page-head">
       <h1>Queues</h1>
       <div class="actions">
-        <button type="button" class="primary" onClick=${() => setCreating(true)}>New queue</button>
+        ${access.get().manage && html`<button type="button" class="primary" onClick=${() => setCreating(true)}>New queue</button>`}
       </div>
     </header>
     <${Card} title="Queues">
@@ -44,6 +45,7 @@ export function Queues() {
               queues=${plain}
               subscriptions=${snap.subscriptions}
               actions=${(q: { name: string }) =>
+                access.get().manage &&
                 html`<button type="button" class="small danger-text" onClick=${() => deleteQueue(q.name)} aria-label=${`Delete ${q.name}`}>
                   Delete
                 </button>`}

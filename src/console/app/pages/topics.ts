@@ -4,6 +4,7 @@ import type { ResponseOf } from "../../../wire/routes.js";
 import { FilterEditor, type FilterResult } from "../components/filter-editor.js";
 import { type Draft, DraftFields, draftToWire } from "../components/send-form.js";
 import { Badge, Card, Empty, Modal, TableWrap, TextField, useDebounced } from "../components/ui.js";
+import { access } from "../lib/access.js";
 import { attempt, confirmAction, notify } from "../lib/feedback.js";
 import { configDuration, count, relative } from "../lib/format.js";
 import { live, type QueueSnapshot, type SubscriptionSnapshot } from "../lib/live.js";
@@ -151,19 +152,22 @@ function SubscriptionRow(props: {
       </div>`
       }
     </th>
-    <td>
+    <td data-label="Kind">
       <${Badge} tone="muted">${sub.kind}<//>
       ${task && html` <${Badge} tone=${task.durable ? "info" : "warn"}>${task.durable ? "durable" : "ephemeral"}<//>`}
     </td>
-    <td class="mono filter-cell">${sub.expr ?? html`<span class="muted">match all</span>`}</td>
-    <td>${sub.paused ? html`<${Badge} tone="warn">paused<//>` : html`<${Badge} tone="ok">active<//>`}</td>
-    <td class="num" data-testid="backlog">${backlog}</td>
-    <td class="num">${dead}</td>
-    <td data-testid="dry-run"><${Verdict} sub=${sub} result=${props.result} /></td>
+    <td class="mono filter-cell" data-label="Filter">${sub.expr ?? html`<span class="muted">match all</span>`}</td>
+    <td data-label="State">${sub.paused ? html`<${Badge} tone="warn">paused<//>` : html`<${Badge} tone="ok">active<//>`}</td>
+    <td class="num" data-testid="backlog" data-label="Backlog">${backlog}</td>
+    <td class="num" data-label="Dead">${dead}</td>
+    <td data-testid="dry-run" data-label="Sample"><${Verdict} sub=${sub} result=${props.result} /></td>
     <td><div class="row-actions">
-      <button type="button" class="small" onClick=${toggle}>${sub.paused ? "Resume" : "Pause"}</button>
+      ${
+        access.get().manage &&
+        html`<button type="button" class="small" onClick=${toggle}>${sub.paused ? "Resume" : "Pause"}</button>
       ${sub.kind === "queue" && html`<button type="button" class="small" onClick=${props.onEdit}>Edit filter</button>`}
-      <button type="button" class="small danger-text" onClick=${unsubscribe}>Unsubscribe</button>
+      <button type="button" class="small danger-text" onClick=${unsubscribe}>Unsubscribe</button>`
+      }
     </div></td>
   </tr>`;
 }
@@ -244,7 +248,7 @@ export function Topics() {
     <header class="page-head">
       <h1>Topics</h1>
       <div class="actions">
-        <button type="button" class="primary" onClick=${() => setCreating(true)}>New subscription</button>
+        ${access.get().manage && html`<button type="button" class="primary" onClick=${() => setCreating(true)}>New subscription</button>`}
       </div>
     </header>
     <div class="topics-layout">
@@ -266,7 +270,7 @@ export function Topics() {
                   key=${topic}
                   class="topic"
                   title=${html`${topic} ${dropped && html`<${Badge} tone="danger" title="No subscription would take the sample">message is dropped<//>`}`}
-                  actions=${html`<button type="button" class="small" onClick=${() => publish(topic)}>Publish sample</button>`}
+                  actions=${access.get().manage && html`<button type="button" class="small" onClick=${() => publish(topic)}>Publish sample</button>`}
                 >
 <p class="muted">
                     ${list.length} subscription${list.length === 1 ? "" : "s"}${wire && known ? ` · the sample goes to ${routed.length}` : ""}
@@ -276,7 +280,7 @@ export function Topics() {
                     }
                   </p>
                   <${TableWrap} label=${`Subscriptions of ${topic}`}>
-                    <table class="data subs" data-topic=${topic}>
+                    <table class="data subs stack" data-topic=${topic}>
                       <thead>
                         <tr>
                           <th scope="col">Subscription</th>
