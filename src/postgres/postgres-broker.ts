@@ -1103,7 +1103,7 @@ export class PostgresBroker implements Broker {
     const p = integer(progress, "progress");
     if (p < 0 || p > 100) throw new InvalidArgumentError("mqlite: progress must be within 0..100");
     const s = seqNumber(seq);
-    await this.one((c, now) => this.records.setProgress(c, queue, s, lockToken, p, now));
+    await this.one((c) => this.records.setProgress(c, queue, s, lockToken, p));
   }
 
   async getMessages(seqNumbers: number[]): Promise<MessageRecord[]> {
