@@ -89,6 +89,7 @@ import { emptyResult, Maintenance, type MaintenanceResult } from "./maintenance.
 import { MessageRecords } from "./message-records.js";
 import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "./message-row.js";
 import { type PreparedMessage, prepareMessages } from "./outgoing.js";
+import { pingMsSince } from "./ping.js";
 import { QueueRegistry } from "./queue-registry.js";
 import { MultiReceiver } from "./receive-any.js";
 import { SequenceNumbers } from "./sequence-numbers.js";
@@ -1266,7 +1267,7 @@ export class SqliteBroker implements Broker {
       let pingMs = -1;
       try {
         this.db.prepare("SELECT 1").get();
-        pingMs = Math.round((performance.now() - started) * 1000) / 1000;
+        pingMs = pingMsSince(started);
       } catch {
         pingMs = -1;
       }

@@ -74,6 +74,7 @@ import { Loops, type MaintenanceStep } from "../engine/loops.js";
 import { emptyResult, type MaintenanceResult } from "../engine/maintenance.js";
 import { type MessageRow, peekedMessage } from "../engine/message-row.js";
 import { type PreparedMessage, prepareMessages } from "../engine/outgoing.js";
+import { pingMsSince } from "../engine/ping.js";
 import { awaitSettled } from "../engine/settled-waits.js";
 import { taskSpec } from "../engine/subscriptions.js";
 import { type DeliveryCount, topicBacklog } from "../engine/topic-stats.js";
@@ -1175,7 +1176,7 @@ export class PostgresBroker implements Broker {
     return this.read(async (c) => {
       const started = performance.now();
       await c.q("SELECT 1");
-      const pingMs = Math.round((performance.now() - started) * 1000) / 1000;
+      const pingMs = pingMsSince(started);
       const [size] = await c.q<{ size: number }>(DB_SIZE, [this.schema]);
       const [counts] = await c.q<{ queues: number; subscriptions: number }>(
         `SELECT (SELECT count(*) FROM queues WHERE kind = 'queue')::int AS queues,
