@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
-import { DbLockedError, MqliteError } from "../contract/errors.js";
+import { DbLockedError, InvalidArgumentError, MqliteError } from "../contract/errors.js";
 import { migrate, readSchemaVersion } from "./migrate.js";
 import { mapSqliteError } from "./sqlite-errors.js";
 import type { SyncMode } from "./sync-mode.js";
@@ -35,9 +35,33 @@ export function isMemoryPath(path: string): boolean {
   return path === ":memory:" || path === "" || path.startsWith("file::memory:");
 }
 
-/** Strips a `file:` prefix (the original's DSN form) from a local path. */
+/** A location's URL scheme (`libsql` of `libsql://…`), lowercased; undefined for a plain path. */
+function schemeOf(location: string): string | undefined {
+  return /^([a-z][a-z0-9+.-]*):\/\//i.exec(location.trim())?.[1]?.toLowerCase();
+}
+
+/**
+ * Refuses a location this build cannot store in (`libsql://`, `https://`, …) before anything is
+ * created: a SQLite path would otherwise make a local directory named after the scheme.
+ * PostgreSQL URLs are the caller's to route; `file:` paths are SQLite files.
+ */
+export function assertSupportedLocation(location: string): void {
+  const scheme = schemeOf(location);
+  if (scheme === undefined || scheme === "file" || scheme === "postgres" || scheme === "postgresql") return;
+  throw new InvalidArgumentError(
+    `unsupported location scheme "${scheme}"; supported: file paths, :memory:, postgres://`,
+  );
+}
+
+/** Strips a `file:` prefix (the original's DSN form) from a local path. Refuses other URL schemes. */
 export function normalizePath(path: string): string {
   if (isMemoryPath(path)) return ":memory:";
+  assertSupportedLocation(path);
+  if (schemeOf(path) !== undefined && !path.trim().toLowerCase().startsWith("file:")) {
+    throw new InvalidArgumentError(
+      `a PostgreSQL location is not a SQLite file: ${path.replace(/\/\/[^@/]*@/, "//***@")}`,
+    );
+  }
   const bare = path.startsWith("file:") ? path.slice("file:".length).replace(/\?.*$/, "") : path;
   return resolve(bare);
 }
