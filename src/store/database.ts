@@ -3,6 +3,7 @@ import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { DbLockedError, InvalidArgumentError, MqliteError } from "../contract/errors.js";
 import { migrate, readSchemaVersion } from "./migrate.js";
+import { backupV5, importV5, isMqliteV5, type V5ImportCounts, type V5Progress } from "./mqlite-v5.js";
 import { mapSqliteError } from "./sqlite-errors.js";
 import type { SyncMode } from "./sync-mode.js";
 
@@ -17,6 +18,10 @@ export interface OpenDatabaseOptions {
   exclusive?: boolean;
   /** Epoch ms for the migration bookkeeping. */
   now: number;
+  /** Reports the message copy while a MQLite (schema 5) file is upgraded in place. */
+  onV5Progress?: V5Progress;
+  /** Called once a MQLite (schema 5) file has been upgraded: what was copied, where the backup is. */
+  onV5Import?: (counts: V5ImportCounts, backup: string) => void;
 }
 
 /**
@@ -82,7 +87,8 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Sqlite
     db = new Database(file, { timeout: options.exclusive ? 0 : busyTimeout });
     // Refuse another application's file (or a non-database) before anything below writes to it:
     // switching it to WAL rewrote its header.
-    if (!memory) readSchemaVersion(db);
+    const fromV5 = !memory && isMqliteV5(db);
+    if (!memory && !fromV5) readSchemaVersion(db);
     if (!memory) {
       if (options.exclusive) db.pragma("locking_mode = EXCLUSIVE");
       // auto_vacuum only takes effect before the first table exists.
@@ -96,6 +102,12 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Sqlite
     if (options.exclusive && !memory) {
       // Take the exclusive lock now (it is then held until close).
       db.exec("BEGIN IMMEDIATE; COMMIT");
+    }
+    if (fromV5) {
+      // MQLite's file: a copy beside it, then the upgrade in one transaction.
+      const backup = backupV5(db, file);
+      const counts = importV5(db, options.now, options.onV5Progress);
+      if (counts) options.onV5Import?.(counts, backup);
     }
     migrate(db, options.now);
     db.pragma(`busy_timeout = ${busyTimeout}`);
