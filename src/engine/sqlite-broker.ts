@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import type { Broker } from "../contract/broker.js";
+import { type ConsumeHandler, type ConsumeOptions, type Consumer, consume } from "../contract/consume.js";
 import {
   AlreadyExistsError,
   ClosedError,
@@ -854,6 +855,11 @@ export class SqliteBroker implements Broker {
         now,
       ),
     );
+  }
+
+  /** The consumer loop (one implementation for every broker: contract/consume.ts). */
+  consume(queue: string, handler: ConsumeHandler, options?: ConsumeOptions): Consumer {
+    return consume(this, queue, handler, options);
   }
 
   // --- inspecting and the dead-letter queue -----------------------------------------------------

@@ -1,4 +1,5 @@
 import type { Broker } from "../contract/broker.js";
+import { type ConsumeHandler, type ConsumeOptions, type Consumer, consume } from "../contract/consume.js";
 import {
   ClosedError,
   InternalError,
@@ -726,6 +727,11 @@ export class PostgresBroker implements Broker {
     if (items.every((i) => !i.lockToken)) return items.map((i) => ({ seqNumber: i.seqNumber, ok: false }));
     const refs = items.map((i) => ({ seqNumber: seqNumber(i.seqNumber), lockToken: i.lockToken }));
     return this.one((c, now) => this.settler.renewBatch(c, queue, refs, now));
+  }
+
+  /** The consumer loop (one implementation for every broker: contract/consume.ts). */
+  consume(queue: string, handler: ConsumeHandler, options?: ConsumeOptions): Consumer {
+    return consume(this, queue, handler, options);
   }
 
   // --- inspecting and the dead-letter queue -----------------------------------------------------
