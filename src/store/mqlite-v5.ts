@@ -62,7 +62,7 @@ export function v5BackupPath(file: string): string {
  */
 export function backupV5(db: SqliteDatabase, file: string): string {
   const backup = v5BackupPath(file);
-  const temp = `${backup}.tmp`;
+  const temp = `${backup}.${process.pid}.tmp`; // two processes opening the file at once each write their own
   rmSync(temp, { force: true });
   db.prepare("VACUUM INTO ?").run(temp);
   const fd = openSync(temp, "r");
