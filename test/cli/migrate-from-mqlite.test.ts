@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { LATEST_SCHEMA_VERSION } from "../../src/store/migrations/index.js";
 import { writeV5File } from "../support/mqlite-v5-file.js";
 import { tempDir } from "../support/temp.js";
-import { cli } from "./harness.js";
+import { compiledCli } from "./compiled.js";
+import { cleanEnv, cli } from "./harness.js";
 
 describe("cli: migrate-from-mqlite", () => {
   const tmp = tempDir();
@@ -54,6 +56,29 @@ describe("cli: migrate-from-mqlite", () => {
         `^migrated ${path.replaceAll(".", "\\.")} from MQLite: 4 queues, 2 subscriptions, 25008 messages, 1 dedup entries, 1 receipts \\(copy kept at .*\\.v5\\.bak\\)\\n$`,
       ),
     );
+  });
+
+  it("on a terminal, a large copy draws a progress bar on stderr by itself", async () => {
+    const path = tmp.file("tty.db");
+    writeV5File(path, 25_000);
+    // `script` runs the command on a pseudo-terminal and copies what it wrote.
+    const child = spawn(
+      "script",
+      ["-qefc", `"${process.execPath}" "${compiledCli()}" migrate-from-mqlite "${path}"`, "/dev/null"],
+      {
+        env: cleanEnv(),
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let out = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      out += d;
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    assert.equal(code, 0, out);
+    assert.match(out, /\rcopying messages \[#+\.*\] \d+% \d+\/25008/);
+    assert.match(out, /copying messages \[#{24}\] 100% 25008\/25008/);
+    assert.match(out, /migrated .* 25008 messages/);
   });
 
   it("refuses a missing file (not_found) and another application's file (not_mqlite_database), changing nothing", async () => {
