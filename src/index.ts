@@ -4,6 +4,14 @@
  */
 // biome-ignore assist/source/organizeImports: grouped by layer; new exports are appended, not sorted in
 export type { Broker } from "./contract/broker.js";
+export {
+  type ConsumeContext,
+  type ConsumeHandler,
+  type ConsumeOptions,
+  type Consumer,
+  consume,
+  DeadLetterError,
+} from "./contract/consume.js";
 export * from "./contract/errors.js";
 export * from "./contract/types.js";
 export type { DlqBounds } from "./engine/dead-letters.js";

@@ -4,6 +4,7 @@ import { SqliteBroker, type SqliteBrokerOptions } from "./engine/sqlite-broker.j
 import { isPostgresDsn, type PostgresBrokerOptions, type PostgresDsn } from "./postgres/options.js";
 import type { PostgresBroker } from "./postgres/postgres-broker.js";
 import type { Clock } from "./store/clock.js";
+import { assertSupportedLocation } from "./store/database.js";
 
 /** What both storage engines offer beyond the `Broker` contract. */
 export interface EngineBroker extends Broker {
@@ -30,7 +31,8 @@ export { isPostgresDsn, type PostgresDsn };
 /**
  * Opens a broker, picking the storage engine by location: `postgres://…` or `postgresql://…` is a
  * PostgreSQL database that many nodes may share (tables in the schema `options.schema`, default
- * `mqlite`); anything else is a SQLite file (created if needed), or `":memory:"`.
+ * `mqlite`); a path (or `file:` path) is a SQLite file (created if needed), or `":memory:"`. Any
+ * other URL scheme (`libsql://…`) is refused with `invalid_argument`, and nothing is created.
  *
  * ```ts
  * const broker = await openBroker(process.env.MQLITE_DB ?? "./mq.db");
@@ -45,6 +47,7 @@ export async function openBroker(
   location: string,
   options: OpenOptions = {},
 ): Promise<SqliteBroker | PostgresBroker> {
+  assertSupportedLocation(location);
   if (isPostgresDsn(location)) {
     const { PostgresBroker } = await import("./postgres/postgres-broker.js");
     return PostgresBroker.open(location, options);

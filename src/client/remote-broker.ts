@@ -1,4 +1,5 @@
 import type { Broker } from "../contract/broker.js";
+import { type ConsumeHandler, type ConsumeOptions, type Consumer, consume } from "../contract/consume.js";
 import { InvalidArgumentError } from "../contract/errors.js";
 import type {
   AbandonOptions,
@@ -198,6 +199,11 @@ export class RemoteBroker extends RemoteTopicService implements Broker {
       ...(r.locked_until_ms !== undefined && { lockedUntil: r.locked_until_ms }),
       ...(r.cancel_requested && { cancelRequested: true }),
     }));
+  }
+
+  /** The consumer loop (one implementation for every broker: contract/consume.ts). */
+  consume(queue: string, handler: ConsumeHandler, options?: ConsumeOptions): Consumer {
+    return consume(this, queue, handler, options);
   }
 
   // --- inspecting and the dead-letter queue ---------------------------------------------------------

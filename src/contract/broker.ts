@@ -1,3 +1,4 @@
+import type { ConsumeHandler, ConsumeOptions, Consumer } from "./consume.js";
 import type { JobService } from "./job-service.js";
 import type { TopicService } from "./topic-service.js";
 import type {
@@ -84,6 +85,13 @@ export interface Broker extends JobService, TopicService {
   renew(queue: string, seqNumber: number, lockToken: string): Promise<void>;
   /** Renews up to 512 locks. */
   renewBatch(queue: string, items: LockRef[]): Promise<RenewResult[]>;
+  /**
+   * Runs `handler` for each message of `queue` (the consumer loop, see `consume`): completes on
+   * success, abandons on a throw (rejects on a `DeadLetterError`), renews running handlers' leases,
+   * backs off while receives fail. `stop()` (or `options.signal`) lets running handlers finish and
+   * releases prefetched messages.
+   */
+  consume(queue: string, handler: ConsumeHandler, options?: ConsumeOptions): Consumer;
 
   // --- inspecting and the dead-letter queue -----------------------------------------------------
   /** Reads messages without locking them, in sequence order. */

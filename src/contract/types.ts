@@ -306,6 +306,7 @@ export interface BrokerStatus {
   remote: boolean;
   location: string;
   schemaVersion: string;
+  /** The round trip of a `SELECT 1`, in whole milliseconds (truncated); -1 when it failed. */
   pingMs: number;
   dbSizeBytes: number;
   /** Plain queues (subscription backing queues not counted). */

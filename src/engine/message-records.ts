@@ -9,6 +9,7 @@ import type {
 import { MESSAGE_STATES, type MessageState, SETTLED_STATES } from "../contract/types.js";
 import type { SqliteDatabase } from "../store/database.js";
 import { ANSWER_BUDGET_BYTES, AnswerBudget } from "./answer-budget.js";
+import { leaseFence } from "./lease-fence.js";
 import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "./message-row.js";
 import { keptCompletionReceiptsSql, RECEIPT_TTL_MS } from "./receipts.js";
 
@@ -45,8 +46,7 @@ function toRecord(row: RecordRow): MessageRecord {
   return m;
 }
 
-const LIVE_FENCE =
-  "id = @seq AND queue = @queue AND lock_token = @token AND state = 'locked' AND locked_until > @now";
+const LIVE_FENCE = leaseFence({ seq: "@seq", queue: "@queue", token: "@token" });
 const MAX_BROWSE = 1000;
 
 function stateList(states: MessageState[] | undefined, allowed: readonly MessageState[]): MessageState[] {

@@ -1,12 +1,11 @@
 import { LockLostError } from "../contract/errors.js";
 import type { CompleteResult, LockRef, RenewResult } from "../contract/types.js";
 import type { SqliteDatabase } from "../store/database.js";
+import { leaseFence } from "./lease-fence.js";
 import type { QueueRow } from "./queue-config.js";
 import { RECEIPT_TTL_MS, Receipts, receiptArgs, type SettleOperation } from "./receipts.js";
 
-/** The live-lease fence: the current token and a lease that has not lapsed (equality is lapsed). */
-const FENCE =
-  "id = @seq AND queue = @queue AND lock_token = @token AND state = 'locked' AND locked_until > @now";
+const FENCE = leaseFence({ seq: "@seq", queue: "@queue", token: "@token" });
 
 export const DEFAULT_REJECT_REASON = "AppRequested";
 export const MAX_DELIVERY_REASON = "MaxDeliveryCountExceeded";

@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import type { Broker } from "../contract/broker.js";
+import { type ConsumeHandler, type ConsumeOptions, type Consumer, consume } from "../contract/consume.js";
 import {
   AlreadyExistsError,
   ClosedError,
@@ -90,6 +91,7 @@ import { emptyResult, Maintenance, type MaintenanceResult } from "./maintenance.
 import { MessageRecords } from "./message-records.js";
 import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "./message-row.js";
 import { type PreparedMessage, prepareMessages } from "./outgoing.js";
+import { pingMsSince } from "./ping.js";
 import { QueueRegistry } from "./queue-registry.js";
 import { MultiReceiver } from "./receive-any.js";
 import { SequenceNumbers } from "./sequence-numbers.js";
@@ -857,6 +859,11 @@ export class SqliteBroker implements Broker {
     );
   }
 
+  /** The consumer loop (one implementation for every broker: contract/consume.ts). */
+  consume(queue: string, handler: ConsumeHandler, options?: ConsumeOptions): Consumer {
+    return consume(this, queue, handler, options);
+  }
+
   // --- inspecting and the dead-letter queue -----------------------------------------------------
 
   peek(queue: string, options: PeekOptions = {}): Promise<Message[]> {
@@ -1268,7 +1275,7 @@ export class SqliteBroker implements Broker {
       let pingMs = -1;
       try {
         this.db.prepare("SELECT 1").get();
-        pingMs = Math.round((performance.now() - started) * 1000) / 1000;
+        pingMs = pingMsSince(started);
       } catch {
         pingMs = -1;
       }

@@ -1,4 +1,5 @@
 import type { Broker } from "../contract/broker.js";
+import { type ConsumeHandler, type ConsumeOptions, type Consumer, consume } from "../contract/consume.js";
 import {
   ClosedError,
   InternalError,
@@ -74,6 +75,7 @@ import { Loops, type MaintenanceStep } from "../engine/loops.js";
 import { emptyResult, type MaintenanceResult } from "../engine/maintenance.js";
 import { type MessageRow, peekedMessage } from "../engine/message-row.js";
 import { type PreparedMessage, prepareMessages } from "../engine/outgoing.js";
+import { pingMsSince } from "../engine/ping.js";
 import { awaitSettled } from "../engine/settled-waits.js";
 import { taskSpec } from "../engine/subscriptions.js";
 import { type DeliveryCount, topicBacklog } from "../engine/topic-stats.js";
@@ -727,6 +729,11 @@ export class PostgresBroker implements Broker {
     return this.one((c, now) => this.settler.renewBatch(c, queue, refs, now));
   }
 
+  /** The consumer loop (one implementation for every broker: contract/consume.ts). */
+  consume(queue: string, handler: ConsumeHandler, options?: ConsumeOptions): Consumer {
+    return consume(this, queue, handler, options);
+  }
+
   // --- inspecting and the dead-letter queue -----------------------------------------------------
 
   async peek(queue: string, options: PeekOptions = {}): Promise<Message[]> {
@@ -1103,7 +1110,7 @@ export class PostgresBroker implements Broker {
     const p = integer(progress, "progress");
     if (p < 0 || p > 100) throw new InvalidArgumentError("mqlite: progress must be within 0..100");
     const s = seqNumber(seq);
-    await this.one((c, now) => this.records.setProgress(c, queue, s, lockToken, p, now));
+    await this.one((c) => this.records.setProgress(c, queue, s, lockToken, p));
   }
 
   async getMessages(seqNumbers: number[]): Promise<MessageRecord[]> {
@@ -1175,7 +1182,7 @@ export class PostgresBroker implements Broker {
     return this.read(async (c) => {
       const started = performance.now();
       await c.q("SELECT 1");
-      const pingMs = Math.round((performance.now() - started) * 1000) / 1000;
+      const pingMs = pingMsSince(started);
       const [size] = await c.q<{ size: number }>(DB_SIZE, [this.schema]);
       const [counts] = await c.q<{ queues: number; subscriptions: number }>(
         `SELECT (SELECT count(*) FROM queues WHERE kind = 'queue')::int AS queues,

@@ -10,6 +10,7 @@ import type {
   WorkerRecord,
 } from "../contract/job-service.js";
 import { MESSAGE_STATES, type MessageState, SETTLED_STATES } from "../contract/types.js";
+import { leaseFence } from "../engine/lease-fence.js";
 import { type MessageRow, peekedMessage } from "../engine/message-row.js";
 import { PEEK_COLUMNS } from "./columns.js";
 import type { Conn } from "./db.js";
@@ -47,7 +48,7 @@ function toRecord(row: RecordRow): MessageRecord {
   return m;
 }
 
-const LIVE_FENCE = "id = $1 AND queue = $2 AND lock_token = $3 AND state = 'locked' AND locked_until > $4";
+const LIVE_FENCE = leaseFence({ seq: "$1", queue: "$2", token: "$3" });
 const MAX_BROWSE = 1000;
 
 const CANCELLED =
@@ -163,20 +164,12 @@ export class PgRecords {
     return requested.length > 0 ? "requested" : "none";
   }
 
-  async setProgress(
-    c: Conn,
-    queue: string,
-    seq: number,
-    token: string,
-    progress: number,
-    now: number,
-  ): Promise<void> {
+  async setProgress(c: Conn, queue: string, seq: number, token: string, progress: number): Promise<void> {
     if (!token) throw new LockLostError();
-    const rows = await c.q(`UPDATE messages SET progress = $5 WHERE ${LIVE_FENCE} RETURNING 1`, [
+    const rows = await c.q(`UPDATE messages SET progress = $4 WHERE ${LIVE_FENCE} RETURNING 1`, [
       seq,
       queue,
       token,
-      now,
       progress,
     ]);
     if (rows.length === 0) throw new LockLostError();

@@ -1,20 +1,21 @@
 import { LockLostError, NotFoundError } from "../contract/errors.js";
 import type { CompleteResult, LockRef, RenewResult } from "../contract/types.js";
+import { leaseFence } from "../engine/lease-fence.js";
 import { RECEIPT_TTL_MS, receiptArgs, type SettleOperation } from "../engine/receipts.js";
 import { DEFAULT_REJECT_REASON, MAX_DELIVERY_REASON } from "../engine/settle.js";
 import { EFFECTIVE_MAX } from "./columns.js";
 import type { Conn } from "./db.js";
 
-/** The live-lease fence: the current token and a lease that has not lapsed (equality is lapsed). */
-const FENCE =
-  "messages.id = $1 AND messages.queue = $2 AND messages.lock_token = $3 AND messages.state = 'locked' AND messages.locked_until > $4";
+const FENCE = leaseFence({ table: "messages.", seq: "$1", queue: "$2", token: "$3" });
+/** The fence of a batch item (`items`, joined). */
+const ITEM_FENCE = leaseFence({ table: "messages.", seq: "items.id", queue: "$1", token: "items.token" });
 
 /** Writes the receipt of whatever `u` changed, and looks for the receipt of an identical earlier request. */
 const RECEIPT = `
   r AS (INSERT INTO settlement_receipts (queue, seq_number, lock_token, operation, args, created_at, expires_at)
-        SELECT $2, $1, $3, $5, $6, $4, $4 + ${RECEIPT_TTL_MS} FROM u ON CONFLICT DO NOTHING)`;
+        SELECT $2, $1, $3, $5, $6, $4::bigint, $4::bigint + ${RECEIPT_TTL_MS} FROM u ON CONFLICT DO NOTHING)`;
 const REPLAY = `EXISTS (SELECT 1 FROM settlement_receipts WHERE queue = $2 AND seq_number = $1 AND lock_token = $3
-  AND operation = $5 AND args = $6 AND expires_at > $4)`;
+  AND operation = $5 AND args = $6 AND expires_at > $4::bigint)`;
 
 const COMPLETE = `
   WITH u AS (DELETE FROM messages WHERE ${FENCE} RETURNING messages.id), ${RECEIPT}
@@ -95,8 +96,7 @@ const RENEW_BATCH = `
   items AS (SELECT * FROM unnest($2::bigint[], $3::text[]) AS i(id, token)),
   u AS (UPDATE messages SET locked_until = ${RENEWED.replace("$4", "$4::bigint")}
         FROM q, items
-        WHERE messages.id = items.id AND messages.queue = $1 AND messages.lock_token = items.token
-          AND messages.state = 'locked' AND messages.locked_until > $4
+        WHERE ${ITEM_FENCE}
         RETURNING messages.id, messages.lock_token, messages.locked_until, messages.cancel_requested)
   SELECT (SELECT count(*) FROM q)::int AS found, u.id, u.lock_token, u.locked_until, u.cancel_requested
   FROM (SELECT 1) AS one LEFT JOIN u ON true`;
@@ -106,14 +106,12 @@ const COMPLETE_BATCH = `
   WITH items AS (SELECT * FROM unnest($2::bigint[], $3::text[], $5::bigint[], $6::bytea[])
                  WITH ORDINALITY AS i(id, token, retain, result, ord)),
   d AS (DELETE FROM messages USING items
-        WHERE items.retain = 0 AND messages.id = items.id AND messages.queue = $1 AND messages.lock_token = items.token
-          AND messages.state = 'locked' AND messages.locked_until > $4
+        WHERE items.retain = 0 AND ${ITEM_FENCE}
         RETURNING messages.id, messages.lock_token),
   k AS (UPDATE messages SET state = 'completed', result = items.result, expires_at = $4 + items.retain,
           settled_at = $4, lock_token = NULL, locked_until = 0
         FROM items
-        WHERE items.retain > 0 AND messages.id = items.id AND messages.queue = $1 AND messages.lock_token = items.token
-          AND messages.state = 'locked' AND messages.locked_until > $4
+        WHERE items.retain > 0 AND ${ITEM_FENCE}
         RETURNING messages.id, items.token AS lock_token),
   u AS (SELECT * FROM d UNION ALL SELECT * FROM k),
   r AS (INSERT INTO settlement_receipts (queue, seq_number, lock_token, operation, args, created_at, expires_at)

@@ -1,8 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
-import { DbLockedError, MqliteError } from "../contract/errors.js";
+import { DbLockedError, InvalidArgumentError, MqliteError } from "../contract/errors.js";
 import { migrate, readSchemaVersion } from "./migrate.js";
+import { backupV5, importV5, isMqliteV5, type V5ImportCounts, type V5Progress } from "./mqlite-v5.js";
 import { mapSqliteError } from "./sqlite-errors.js";
 import type { SyncMode } from "./sync-mode.js";
 
@@ -17,6 +18,10 @@ export interface OpenDatabaseOptions {
   exclusive?: boolean;
   /** Epoch ms for the migration bookkeeping. */
   now: number;
+  /** Reports the message copy while a MQLite (schema 5) file is upgraded in place. */
+  onV5Progress?: V5Progress;
+  /** Called once a MQLite (schema 5) file has been upgraded: what was copied, where the backup is. */
+  onV5Import?: (counts: V5ImportCounts, backup: string) => void;
 }
 
 /**
@@ -35,9 +40,33 @@ export function isMemoryPath(path: string): boolean {
   return path === ":memory:" || path === "" || path.startsWith("file::memory:");
 }
 
-/** Strips a `file:` prefix (the original's DSN form) from a local path. */
+/** A location's URL scheme (`libsql` of `libsql://…`), lowercased; undefined for a plain path. */
+function schemeOf(location: string): string | undefined {
+  return /^([a-z][a-z0-9+.-]*):\/\//i.exec(location.trim())?.[1]?.toLowerCase();
+}
+
+/**
+ * Refuses a location this build cannot store in (`libsql://`, `https://`, …) before anything is
+ * created: a SQLite path would otherwise make a local directory named after the scheme.
+ * PostgreSQL URLs are the caller's to route; `file:` paths are SQLite files.
+ */
+export function assertSupportedLocation(location: string): void {
+  const scheme = schemeOf(location);
+  if (scheme === undefined || scheme === "file" || scheme === "postgres" || scheme === "postgresql") return;
+  throw new InvalidArgumentError(
+    `unsupported location scheme "${scheme}"; supported: file paths, :memory:, postgres://`,
+  );
+}
+
+/** Strips a `file:` prefix (the original's DSN form) from a local path. Refuses other URL schemes. */
 export function normalizePath(path: string): string {
   if (isMemoryPath(path)) return ":memory:";
+  assertSupportedLocation(path);
+  if (schemeOf(path) !== undefined && !path.trim().toLowerCase().startsWith("file:")) {
+    throw new InvalidArgumentError(
+      `a PostgreSQL location is not a SQLite file: ${path.replace(/\/\/[^@/]*@/, "//***@")}`,
+    );
+  }
   const bare = path.startsWith("file:") ? path.slice("file:".length).replace(/\?.*$/, "") : path;
   return resolve(bare);
 }
@@ -58,7 +87,8 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Sqlite
     db = new Database(file, { timeout: options.exclusive ? 0 : busyTimeout });
     // Refuse another application's file (or a non-database) before anything below writes to it:
     // switching it to WAL rewrote its header.
-    if (!memory) readSchemaVersion(db);
+    const fromV5 = !memory && isMqliteV5(db);
+    if (!memory && !fromV5) readSchemaVersion(db);
     if (!memory) {
       if (options.exclusive) db.pragma("locking_mode = EXCLUSIVE");
       // auto_vacuum only takes effect before the first table exists.
@@ -72,6 +102,12 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Sqlite
     if (options.exclusive && !memory) {
       // Take the exclusive lock now (it is then held until close).
       db.exec("BEGIN IMMEDIATE; COMMIT");
+    }
+    if (fromV5) {
+      // MQLite's file: a copy beside it, then the upgrade in one transaction.
+      const backup = backupV5(db, file);
+      const counts = importV5(db, options.now, options.onV5Progress);
+      if (counts) options.onV5Import?.(counts, backup);
     }
     migrate(db, options.now);
     db.pragma(`busy_timeout = ${busyTimeout}`);

@@ -25,9 +25,9 @@ export function readSchemaVersion(db: SqliteDatabase): number {
 /**
  * Applies the pending migrations, each in its own immediate transaction, so that processes opening
  * the same file concurrently migrate it once. A database written by a newer schema is refused and
- * left untouched.
+ * left untouched. `upTo` stops at that version (the MQLite importer writes a known one).
  */
-export function migrate(db: SqliteDatabase, now: number): void {
+export function migrate(db: SqliteDatabase, now: number, upTo = LATEST_SCHEMA_VERSION): void {
   const check = (version: number) => {
     if (version > LATEST_SCHEMA_VERSION) {
       throw new SchemaVersionMismatchError(
@@ -37,13 +37,14 @@ export function migrate(db: SqliteDatabase, now: number): void {
   };
   check(readSchemaVersion(db));
   for (const migration of migrations) {
+    if (migration.version > upTo) break;
     const apply = db.transaction(() => {
       const current = readSchemaVersion(db);
       check(current);
       if (current >= migration.version) return;
       if (current === 0 && migration.version === 1) {
         db.exec(
-          "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT",
+          "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT",
         );
       }
       if (migration.apply) migration.apply(db);

@@ -97,7 +97,7 @@ export const StatusResponse = z
     remote: z.boolean(),
     location: z.string(),
     schema_version: z.string(),
-    ping_ms: z.number(),
+    ping_ms: z.int().meta({ description: "Whole milliseconds of a `SELECT 1`; -1 when it failed." }),
     db_size_bytes: z.int(),
     queues: z.int(),
     subscriptions: z.int(),

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { InvalidArgumentError } from "../contract/errors.js";
 import { MAX_MESSAGE_PROPERTIES } from "../contract/limits.js";
+import { foldKeys } from "./fold-keys.js";
 import { decodeJsonObject } from "./json.js";
 
 function fieldPath(path: PropertyKey[]): string {
@@ -48,12 +49,13 @@ function refuseHugeObjects(root: unknown): void {
 
 /**
  * Decodes and validates a request body against its schema: strict JSON (see `decodeJsonObject`),
- * unknown fields refused at every level, types checked. Failures are `InvalidArgumentError`.
+ * keys matched to field names case-insensitively (see `foldKeys`), unknown fields refused at every
+ * level, types checked. Failures are `InvalidArgumentError`.
  */
 export function decodeRequest<S extends z.ZodType>(schema: S, text: string): z.output<S> {
-  const value = decodeJsonObject(text);
-  refuseHugeObjects(value);
-  const result = schema.safeParse(value);
+  const parsed = decodeJsonObject(text);
+  refuseHugeObjects(parsed);
+  const result = schema.safeParse(foldKeys(parsed, schema));
   if (!result.success) throw new InvalidArgumentError(describe(result.error.issues[0]!));
   return result.data;
 }

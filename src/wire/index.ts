@@ -4,7 +4,8 @@
  * document generated from the same schemas.
  *
  * Decisions where the original leaves room:
- * - Keys are matched case-sensitively: `"Queue"` is an unknown field (400), not `queue`.
+ * - Keys are matched case-insensitively, as the original (Go's decoder): `"Queue"` is `queue`, and
+ *   of two keys naming one field the later wins. Property names are data and keep their case.
  * - `null` for any request field means "absent", as Go's decoder treats it.
  * - Integers must be safe JavaScript integers (|n| ≤ 2^53−1); larger values are refused (400).
  * - A request body must be a JSON object (`null`, arrays and scalars are 400).

@@ -45,6 +45,10 @@ export const commands: CommandEntry[] = [
   { names: ["redrive"], load: async () => (await import("./redrive.js")).registerRedrive },
   { names: ["purge-dlq"], load: async () => (await import("./purge-dlq.js")).registerPurgeDlq },
   { names: ["vacuum"], load: async () => (await import("./vacuum.js")).registerVacuum },
+  {
+    names: ["migrate-from-mqlite"],
+    load: async () => (await import("./migrate-from-mqlite.js")).registerMigrateFromMqlite,
+  },
   { names: ["version"], load: async () => (await import("./version.js")).registerVersion },
 ];
 

@@ -2,8 +2,11 @@ import type { Broker } from "../../contract/broker.js";
 import type { BrowseOptions, WorkerInfo } from "../../contract/job-service.js";
 import type { Need } from "./scopes.js";
 
-/** The broker's callable operations (everything but `close`, which no request reaches). */
-export type Operation = Exclude<keyof Broker, "close">;
+/**
+ * The broker's callable operations: everything but `close` and `consume` (a loop over the others,
+ * run by a client, never by a request).
+ */
+export type Operation = Exclude<keyof Broker, "close" | "consume">;
 
 const MANAGE: Need = { kind: "manage" };
 const MONITOR: Need = { kind: "monitor" };

@@ -199,18 +199,55 @@ cases((factory) => {
       assert.equal((await s.broker.peek("q"))[0]?.lockedUntil, t0 + 10_000);
     });
 
-    it("2.5 settlement and renew are fenced on the live lease: at locked_until the lease is expired", async () => {
+    it("2.5 settlement is fenced on the token only: a lapsed lease not yet taken back still settles (§0.5)", async () => {
+      await s.broker.send("q", [{ body: "a" }, { body: "b" }, { body: "c" }, { body: "d" }, { body: "e" }]);
+      const [a, b, c, d, e] = await s.broker.receive("q", { maxMessages: 5 });
+      s.clock.advance(5000);
+      await s.broker.renew("q", e!.seqNumber, e!.lockToken!);
+      await s.broker.complete("q", a!.seqNumber, a!.lockToken!);
+      await s.broker.abandon("q", b!.seqNumber, b!.lockToken!);
+      await s.broker.reject("q", c!.seqNumber, c!.lockToken!);
+      await s.broker.defer("q", d!.seqNumber, d!.lockToken!);
+      const peeked = await s.broker.peek("q");
+      assert.deepEqual(
+        peeked.map((m) => [m.body.toString(), m.state]),
+        [
+          ["b", "active"],
+          ["c", "dead_lettered"],
+          ["d", "deferred"],
+          ["e", "locked"],
+        ],
+      );
+      assert.equal(peeked[3]?.lockedUntil, s.clock.now() + 1000, "renew extends a lapsed lease from now");
+    });
+
+    it("2.5 the reaper takes a lapsed lease back by clearing its token: then it is lock_lost", async () => {
       await s.broker.send("q", [{ body: "a" }]);
       const m = await receiveOne(s.broker, "q");
       s.clock.advance(1000);
+      await s.maintain();
       await fails(s.broker.renew("q", m.seqNumber, m.lockToken), LockLostError, "lock_lost");
       await fails(s.broker.complete("q", m.seqNumber, m.lockToken), LockLostError, "lock_lost");
       await fails(s.broker.abandon("q", m.seqNumber, m.lockToken), LockLostError, "lock_lost");
       await fails(s.broker.reject("q", m.seqNumber, m.lockToken), LockLostError, "lock_lost");
       await fails(s.broker.defer("q", m.seqNumber, m.lockToken), LockLostError, "lock_lost");
       const [peeked] = await s.broker.peek("q");
-      assert.equal(peeked?.state, "locked", "nothing changed before the reaper runs");
+      assert.equal(peeked?.state, "active", "nothing changed after the reaper");
       assert.equal(peeked?.deliveryCount, 1);
+      assert.equal(peeked?.lockToken, undefined);
+    });
+
+    it("2.5 the TTL sweep takes a locked message back by clearing its token: then it is lock_lost", async () => {
+      await s.broker.send("q", [{ body: "a" }], { ttlMs: 500 });
+      const m = await receiveOne(s.broker, "q");
+      s.clock.advance(600);
+      await s.broker.renew("q", m.seqNumber, m.lockToken);
+      await s.maintain();
+      const [peeked] = await s.broker.peek("q");
+      assert.equal(peeked?.state, "dead_lettered");
+      assert.equal(peeked?.deadLetterReason, "TTLExpired");
+      await fails(s.broker.complete("q", m.seqNumber, m.lockToken), LockLostError, "lock_lost");
+      await fails(s.broker.renew("q", m.seqNumber, m.lockToken), LockLostError, "lock_lost");
     });
 
     it("2.5 one millisecond before the deadline the lease is still live", async () => {
@@ -381,15 +418,20 @@ cases((factory) => {
       assert.equal((await s.broker.peek("q"))[0]?.state, "locked");
     });
 
-    it("2.7 completeBatch after the lease lapsed is ok:false", async () => {
-      await s.broker.send("q", { body: "a" });
-      const m = await receiveOne(s.broker, "q");
+    it("2.7 completeBatch after the lease lapsed but before the reaper is ok; after the reaper ok:false", async () => {
+      await s.broker.send("q", [{ body: "a" }, { body: "b" }]);
+      const [a, b] = await s.broker.receive("q", { maxMessages: 2 });
       s.clock.advance(1000);
       assert.deepEqual(
-        await s.broker.completeBatch("q", [{ seqNumber: m.seqNumber, lockToken: m.lockToken }]),
-        [{ seqNumber: m.seqNumber, ok: false }],
+        await s.broker.completeBatch("q", [{ seqNumber: a!.seqNumber, lockToken: a!.lockToken! }]),
+        [{ seqNumber: a!.seqNumber, ok: true }],
       );
-      assert.equal((await s.broker.stats("q")).total, 1);
+      await s.maintain();
+      assert.deepEqual(
+        await s.broker.completeBatch("q", [{ seqNumber: b!.seqNumber, lockToken: b!.lockToken! }]),
+        [{ seqNumber: b!.seqNumber, ok: false }],
+      );
+      assert.deepEqual(bodies(await s.broker.peek("q")), ["b"]);
     });
 
     it("2.8 renewBatch renews each live lease and reports the committed deadline", async () => {
@@ -425,13 +467,16 @@ cases((factory) => {
       assert.deepEqual(r, { seqNumber: m.seqNumber, ok: true, lockedUntil: m.lockedUntil });
     });
 
-    it("2.8 renewBatch of a lapsed lease is ok:false", async () => {
-      await s.broker.send("q", { body: "a" });
-      const m = await receiveOne(s.broker, "q");
+    it("2.8 renewBatch renews a lapsed lease the reaper has not taken back; a reaped one is ok:false", async () => {
+      await s.broker.send("q", [{ body: "a" }, { body: "b" }]);
+      const [a, b] = await s.broker.receive("q", { maxMessages: 2 });
       s.clock.advance(1000);
-      const [r] = await s.broker.renewBatch("q", [{ seqNumber: m.seqNumber, lockToken: m.lockToken }]);
-      assert.equal(r?.ok, false);
-      assert.equal(r?.lockedUntil, undefined);
+      const [r] = await s.broker.renewBatch("q", [{ seqNumber: a!.seqNumber, lockToken: a!.lockToken! }]);
+      assert.deepEqual(r, { seqNumber: a!.seqNumber, ok: true, lockedUntil: s.clock.now() + 1000 });
+      await s.maintain();
+      const [lost] = await s.broker.renewBatch("q", [{ seqNumber: b!.seqNumber, lockToken: b!.lockToken! }]);
+      assert.equal(lost?.ok, false);
+      assert.equal(lost?.lockedUntil, undefined);
     });
 
     it("2.8 renewBatch takes at most 512 items: 513 is invalid_argument", async () => {
