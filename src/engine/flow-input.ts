@@ -40,7 +40,8 @@ export function prepareFlow(nodes: FlowNode[], maxMessageBytes: number): Prepare
         throw new InvalidArgumentError("mqlite: a flow node's parent must be an earlier node");
     }
     const [message] = prepareMessages(n.message, maxMessageBytes);
-    if (message!.uniqueKey !== null) throw new InvalidArgumentError("mqlite: a flow node takes no unique key");
+    if (message!.uniqueKey !== null)
+      throw new InvalidArgumentError("mqlite: a flow node takes no unique key");
     return { queue: n.queue, message: message!, parent, failParent: n.failParentOnFailure !== false };
   });
 }

@@ -18,3 +18,4 @@ import "./cases/filters.case.js";
 import "./cases/job-messages.case.js";
 import "./cases/job-coordination.case.js";
 import "./cases/job-topics.case.js";
+import "./cases/job-flows.case.js";
