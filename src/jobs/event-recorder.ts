@@ -21,13 +21,19 @@ export type SharedEvent = (typeof SHARED_EVENTS)[number];
 const MAX_EVENT_ERROR_CHARS = 2000;
 
 /**
+ * How long events gather before one append stores them: a burst of jobs costs one write, not one
+ * per event (listeners read the log every 100 ms by default, so this adds little to their delay).
+ */
+const FLUSH_DELAY_MS = 20;
+
+/**
  * Copies this process's job events into the broker's event log, where `QueueEvents` in any process
- * reads them. Events are gathered for one turn of the event loop and appended together (one write
- * for a burst), so a crash can lose the events of its last moments, never the jobs' own state.
+ * reads them. Events are gathered for `FLUSH_DELAY_MS` and appended together (one write for a
+ * burst), so a crash can lose the events of its last moments, never the jobs' own state.
  */
 export class EventRecorder {
   private buffer: EventInput[] = [];
-  private scheduled = false;
+  private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(private readonly core: QueueCore) {
@@ -42,17 +48,18 @@ export class EventRecorder {
       data.error = `${data.error.slice(0, MAX_EVENT_ERROR_CHARS)}…`;
     if (this.core.namespace !== undefined) data.namespace = this.core.namespace;
     this.buffer.push({ type, data: JSON.stringify(data) });
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => {
-        this.scheduled = false;
+    if (!this.timer) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
         void this.flush();
-      });
+      }, FLUSH_DELAY_MS);
     }
   }
 
   /** Appends what is gathered; resolves once every event recorded so far is stored (or dropped on error). */
   flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
     const batch = this.buffer;
     this.buffer = [];
     if (batch.length > 0) {
