@@ -130,7 +130,10 @@ for (const subject of JOB_BROKER_SUBJECTS) {
       try {
         const flow = await queue.enqueueFlow({
           task: "t",
-          children: [{ task: "t", children: [{ task: "t" }] }, { task: "t", options: { delayMs: 60_000 } }],
+          children: [
+            { task: "t", children: [{ task: "t" }] },
+            { task: "t", options: { delayMs: 60_000 } },
+          ],
         });
         assert.equal(await queue.cancelJob(flow.id), true);
         const ids = [flow.id, flow.children[0]!.id, flow.children[0]!.children[0]!.id, flow.children[1]!.id];
@@ -174,7 +177,10 @@ for (const subject of JOB_BROKER_SUBJECTS) {
         const id = await queue.enqueue("work", []);
         assert.equal(await queue.result(id, { timeoutMs: 15_000 }), "done");
         assert.deepEqual(await queue.getJobLogs(id), { logs: ["starting", "half way"], count: 2 });
-        assert.deepEqual(await queue.getJobLogs(id, { offset: 1, limit: 1 }), { logs: ["half way"], count: 2 });
+        assert.deepEqual(await queue.getJobLogs(id, { offset: 1, limit: 1 }), {
+          logs: ["half way"],
+          count: 2,
+        });
         assert.equal((await queue.getJob(id))?.progress, 100);
         assert.deepEqual(started, [{ jobId: id, taskName: "work", queue: "default", attempt: 1 }]);
         assert.deepEqual(
@@ -258,10 +264,12 @@ for (const subject of JOB_BROKER_SUBJECTS) {
         for (const id of [ok, flaky, doomed, cancelled]) assert.ok(has("job.enqueued", id), `enqueued ${id}`);
         for (const id of [ok, flaky, doomed]) assert.ok(has("job.started", id), `started ${id}`);
         assert.ok(has("job.failed", flaky) && has("job.failed", doomed));
-        assert.deepEqual(
-          seen.find(([e]) => e === "job.progress")?.[1],
-          { jobId: ok, progress: 50, taskName: "ok", queue: "default" },
-        );
+        assert.deepEqual(seen.find(([e]) => e === "job.progress")?.[1], {
+          jobId: ok,
+          progress: 50,
+          taskName: "ok",
+          queue: "default",
+        });
         assert.equal(seen.filter(([e, p]) => e === "job.completed" && p.jobId === ok).length, 1);
         assert.ok(
           seen.every(([, p]) => [ok, flaky, doomed, cancelled].includes(String(p.jobId))),
