@@ -260,7 +260,8 @@ export interface JobService {
    * deleted, which counts as completed): a waiting parent with no open child becomes active, or is
    * dead-lettered (reason `ChildFailed`) when a child that fails its parent did not complete, which
    * resolves the parent's own parent in turn. With `seqNumbers`, only those children are looked at;
-   * without, every open dependency (and the log lines of deleted messages are dropped). Returns how
+   * without, every open dependency (and the log lines and dependencies of deleted messages are
+   * dropped, a thousand messages' worth per call). Returns how
    * many parents it released or failed.
    */
   releaseDependents(seqNumbers?: number[]): Promise<number>;

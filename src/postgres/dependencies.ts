@@ -50,6 +50,10 @@ export class PgDependencies {
         DELETE FROM message_logs WHERE seq IN (
           SELECT DISTINCT l.seq FROM message_logs l WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = l.seq)
           LIMIT 1000)`);
+      await c.q(`
+        DELETE FROM message_dependencies WHERE child IN (
+          SELECT d.child FROM message_dependencies d WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = d.parent)
+          LIMIT 1000)`);
     }
     while (rows.length > 0) {
       const parents = new Set<number>();

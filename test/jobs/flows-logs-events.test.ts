@@ -68,6 +68,7 @@ for (const subject of JOB_BROKER_SUBJECTS) {
         assert.equal(await queue.getResult(l2!), 20);
         assert.deepEqual(order.slice(2), ["sum", "report"], "each parent ran after its children");
       } finally {
+        await worker.stop();
         await queue.close();
       }
     });

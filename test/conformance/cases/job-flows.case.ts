@@ -91,6 +91,25 @@ cases((factory) => {
       assert.equal((await receiveOne(s.broker, "q")).seqNumber, p);
     });
 
+    it("J7.5 the sweep drops the dependencies and log lines of deleted messages", async () => {
+      const [p, c] = await s.broker.sendFlow([
+        { queue: "q", message: { body: "parent" } },
+        { queue: "r", message: { body: "child" }, parent: 0 },
+      ]);
+      const child = await receiveOne(s.broker, "r");
+      await s.broker.complete("r", c!, child.lockToken, { retainMs: 60_000 });
+      await s.broker.releaseDependents([c!]);
+      const parent = await receiveOne(s.broker, "q");
+      await s.broker.appendMessageLog("q", p!, parent.lockToken, ["a line"]);
+      assert.equal((await s.broker.dependencies(p!)).length, 1);
+      await s.broker.releaseDependents();
+      assert.equal((await s.broker.messageLog(p!)).total, 1, "a live message keeps its lines");
+      await s.broker.complete("q", p!, parent.lockToken);
+      await s.broker.releaseDependents();
+      assert.deepEqual(await s.broker.dependencies(p!), []);
+      assert.equal((await s.broker.messageLog(p!)).total, 0);
+    });
+
     it("J7.4 a flow is stored whole or not at all; bad flows are refused", async () => {
       await fails(
         s.broker.sendFlow([
