@@ -171,13 +171,6 @@ export class JobRunner {
       get signal() {
         return signalOf(job);
       },
-      setProgress: (percent) =>
-        this.broker.setProgress(
-          job.queue,
-          job.seq,
-          job.lockToken,
-          Math.round(Math.min(100, Math.max(0, percent))),
-        ),
       ...logAndProgress(this.core, this.broker, job, m),
       ...flowContext(this.core, this.broker, job.seq),
     };
