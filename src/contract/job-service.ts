@@ -260,9 +260,8 @@ export interface JobService {
    * deleted, which counts as completed): a waiting parent with no open child becomes active, or is
    * dead-lettered (reason `ChildFailed`) when a child that fails its parent did not complete, which
    * resolves the parent's own parent in turn. With `seqNumbers`, only those children are looked at;
-   * without, every open dependency (and the log lines and dependencies of deleted messages are
-   * dropped, a thousand messages' worth per call). Returns how
-   * many parents it released or failed.
+   * without, every open dependency. Returns how many parents it released or failed. (A message's
+   * dependencies and log lines are deleted with it.)
    */
   releaseDependents(seqNumbers?: number[]): Promise<number>;
   /** The children of a message sent by `sendFlow`, in sequence order (empty for any other). */

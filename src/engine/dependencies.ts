@@ -32,8 +32,6 @@ export class Dependencies {
   private readonly activate;
   private readonly fail;
   private readonly listOf;
-  private readonly dropOrphanLogs;
-  private readonly dropOrphanEdges;
 
   constructor(db: SqliteDatabase) {
     this.insertRow = db.prepare(
@@ -66,14 +64,6 @@ export class Dependencies {
     this.listOf = db.prepare(
       "SELECT child, fail_parent, outcome, error FROM message_dependencies WHERE parent = ? ORDER BY child",
     );
-    this.dropOrphanEdges = db.prepare(`
-      DELETE FROM message_dependencies WHERE child IN (
-        SELECT d.child FROM message_dependencies d WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = d.parent)
-        LIMIT 1000)`);
-    this.dropOrphanLogs = db.prepare(`
-      DELETE FROM message_logs WHERE seq IN (
-        SELECT DISTINCT l.seq FROM message_logs l WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = l.seq)
-        LIMIT 1000)`);
   }
 
   add(child: number, parent: number, failParent: boolean): void {
@@ -91,10 +81,6 @@ export class Dependencies {
     let rows = (
       children ? this.settledOf.all(JSON.stringify(children)) : this.settledAll.all()
     ) as SettledChild[];
-    if (!children) {
-      this.dropOrphanLogs.run();
-      this.dropOrphanEdges.run();
-    }
     // A parent failed by its child is settled in turn: its own parent is looked at next round.
     while (rows.length > 0) {
       const parents = new Set<number>();

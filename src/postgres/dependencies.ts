@@ -45,16 +45,6 @@ export class PgDependencies {
     let rows = children
       ? await c.q<SettledChild>(`${SETTLED} AND d.child = ANY($1::bigint[]) ORDER BY d.parent`, [children])
       : await c.q<SettledChild>(`${SETTLED} ORDER BY d.parent`);
-    if (!children) {
-      await c.q(`
-        DELETE FROM message_logs WHERE seq IN (
-          SELECT DISTINCT l.seq FROM message_logs l WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = l.seq)
-          LIMIT 1000)`);
-      await c.q(`
-        DELETE FROM message_dependencies WHERE child IN (
-          SELECT d.child FROM message_dependencies d WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = d.parent)
-          LIMIT 1000)`);
-    }
     while (rows.length > 0) {
       const parents = new Set<number>();
       for (const r of rows) {

@@ -11,7 +11,7 @@ export const flowsLogsEvents: PgMigration = {
   sql: `
 CREATE TABLE message_dependencies (
   child       bigint PRIMARY KEY,
-  parent      bigint NOT NULL,
+  parent      bigint NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
   fail_parent integer NOT NULL DEFAULT 1,
   outcome     text,
   error       text
@@ -20,7 +20,7 @@ CREATE INDEX idx_dep_parent ON message_dependencies (parent, child);
 CREATE INDEX idx_dep_open ON message_dependencies (child) WHERE outcome IS NULL;
 
 CREATE TABLE message_logs (
-  seq  bigint NOT NULL,
+  seq  bigint NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
   n    bigint NOT NULL,
   at   bigint NOT NULL,
   text text NOT NULL,

@@ -11,7 +11,8 @@ export const flowsLogsEvents: Migration = {
   sql: `
 CREATE TABLE message_dependencies (
   child       INTEGER PRIMARY KEY,
-  parent      INTEGER NOT NULL,
+  -- A parent's dependencies (and, below, a message's log lines) go with it, like its errors.
+  parent      INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
   fail_parent INTEGER NOT NULL DEFAULT 1,
   -- NULL while open; then 'completed', 'failed' or 'cancelled'.
   outcome     TEXT,
@@ -21,7 +22,7 @@ CREATE INDEX idx_dep_parent ON message_dependencies (parent, child);
 CREATE INDEX idx_dep_open ON message_dependencies (child) WHERE outcome IS NULL;
 
 CREATE TABLE message_logs (
-  seq  INTEGER NOT NULL,
+  seq  INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
   n    INTEGER NOT NULL,
   at   INTEGER NOT NULL,
   text TEXT NOT NULL,
