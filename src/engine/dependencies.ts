@@ -75,6 +75,11 @@ export class Dependencies {
     this.holdRow.run(seq);
   }
 
+  /** The children whose dependency is open though they are settled (a read: the sweep writes only when there are some). */
+  settledChildren(): number[] {
+    return (this.settledAll.all() as SettledChild[]).map((r) => r.child);
+  }
+
   /** See `JobService.releaseDependents`. Inside the caller's write transaction. */
   release(children: number[] | undefined, now: number): ReleaseOutcome {
     const out: ReleaseOutcome = { activated: new Map(), failed: [] };

@@ -1433,8 +1433,15 @@ export class SqliteBroker implements Broker {
     } catch (err) {
       return Promise.reject(err);
     }
+    if (children === undefined) {
+      // The sweep: find them with a read, so that an idle sweep never takes the writer.
+      return this.read(() => this.dependencyTable.settledChildren()).then((found) =>
+        found.length > 0 ? this.releaseDependents(found) : 0,
+      );
+    }
+    const list = children;
     return this.write((ctx, now) => {
-      const out = this.dependencyTable.release(children, now);
+      const out = this.dependencyTable.release(list, now);
       if (out.activated.size > 0) this.wake(ctx, [...out.activated.keys()], now, out.activated);
       this.notifySettled(ctx, out.failed);
       let n = out.failed.length;

@@ -40,6 +40,11 @@ export class PgDependencies {
     ]);
   }
 
+  /** The children whose dependency is open though they are settled (the sweep writes only when there are some). */
+  async settledChildren(c: Conn): Promise<number[]> {
+    return (await c.q<SettledChild>(SETTLED)).map((r) => Number(r.child));
+  }
+
   async release(c: Conn, children: number[] | undefined, now: number): Promise<PgReleaseOutcome> {
     const out: PgReleaseOutcome = { activated: new Set(), failed: [] };
     let rows = children

@@ -1300,6 +1300,10 @@ export class PostgresBroker implements Broker {
       if (!Array.isArray(seqNumbers)) throw new InvalidArgumentError("mqlite: seq_numbers must be a list");
       children = seqNumbers.map(seqNumber);
       if (children.length === 0) return 0;
+    } else {
+      // The sweep: find them with a read, so that an idle sweep writes nothing.
+      children = await this.read((c) => this.dependencyTable.settledChildren(c));
+      if (children.length === 0) return 0;
     }
     return this.write(async (c, now) => {
       const out = await this.dependencyTable.release(c, children, now);
