@@ -198,6 +198,37 @@ for (const subject of JOB_BROKER_SUBJECTS) {
       }
     });
 
+    it("a queue with recordEvents false stores no events; QueueEvents refuses bad options", async () => {
+      n++;
+      const quiet = new Queue({ broker: b.broker, namespace: `ns${n}`, recordEvents: false }).task(
+        "t",
+        () => 1,
+      );
+      const loud = queueOn().task("t", () => 1);
+      try {
+        const before = (await b.broker.readEvents(0, { limit: 0 })).lastId;
+        await quiet.enqueue("t", []);
+        await quiet.close();
+        assert.equal((await b.broker.readEvents(0, { limit: 0 })).lastId, before);
+        const id = await loud.enqueue("t", []);
+        await loud.close(); // flushes what it gathered
+        const page = await b.broker.readEvents(before);
+        assert.deepEqual(
+          page.events.map((e) => [e.type, JSON.parse(e.data).jobId]),
+          [["job.enqueued", id]],
+        );
+      } finally {
+        await quiet.close();
+        await loud.close();
+      }
+      assert.throws(() => new QueueEvents({}), QueueError);
+      assert.throws(() => new QueueEvents({ broker: b.broker, lastEventId: -1 }), QueueError);
+      assert.throws(() => new QueueEvents({ broker: b.broker, pollMs: 0 }), QueueError);
+      const listener = new QueueEvents({ broker: b.broker });
+      assert.throws(() => listener.on("worker.started" as never, () => {}), QueueError);
+      await listener.close();
+    });
+
     it("QueueEvents on another connection sees every job event, and resumes from its cursor", async () => {
       n++;
       const ns = `ns${n}`;
