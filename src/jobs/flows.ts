@@ -137,7 +137,8 @@ export async function cancelFlow(
       await cancelFlow(core, broker, r.seqNumber, retainMs);
     }
   }
-  await broker.releaseDependents([seq]);
+  const [self] = await broker.getMessages([seq]);
+  if (self?.properties?.[PROP_FLOW_CHILD] !== undefined) await broker.releaseDependents([seq]);
 }
 
 /**
