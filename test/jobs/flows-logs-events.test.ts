@@ -140,6 +140,17 @@ for (const subject of JOB_BROKER_SUBJECTS) {
         const ids = [flow.id, flow.children[0]!.id, flow.children[0]!.children[0]!.id, flow.children[1]!.id];
         for (const id of ids) assert.equal((await queue.getJob(id))?.status, "cancelled", `job ${id}`);
 
+        // Cancelling a child tells its parent: by default the parent dies with it.
+        const second = await queue.enqueueFlow({
+          task: "t",
+          children: [{ task: "t", options: { delayMs: 60_000 } }],
+        });
+        assert.equal(await queue.cancelJob(second.children[0]!.id), true);
+        const parent = await queue.getJob(second.id);
+        assert.equal(parent?.status, "dead");
+        const dead = (await queue.deadLetters()).find((d) => d.id === second.id);
+        assert.match(dead?.error ?? "", new RegExp(`child ${second.children[0]!.id} was cancelled`));
+
         const before = (await queue.listJobs({ limit: 1000 })).length;
         let deep: { task: string; children?: unknown[] } = { task: "t" };
         for (let i = 0; i < 32; i++) deep = { task: "t", children: [deep] };
