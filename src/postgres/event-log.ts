@@ -19,7 +19,19 @@ export class PgEventLog {
     if (ids.length === 0) return;
     const last = Math.max(...ids.map((r) => Number(r.id)));
     await c.q("DELETE FROM event_log WHERE id <= $1", [last - MAX_EVENT_LOG_EVENTS]);
-    await c.q("DELETE FROM event_log WHERE at < $1", [now - EVENT_LOG_RETENTION_MS]);
+    // Ids grow with time: the age trim walks the primary key from the oldest row (no index on `at`).
+    const cutoff = now - EVENT_LOG_RETENTION_MS;
+    const [first] = await c.q<{ at: string | number }>("SELECT at FROM event_log ORDER BY id LIMIT 1");
+    if (first && Number(first.at) < cutoff) {
+      // At most MAX_EVENT_LOG_EVENTS rows: a few rounds.
+      for (;;) {
+        const gone = await c.q(
+          "DELETE FROM event_log WHERE id IN (SELECT id FROM event_log ORDER BY id LIMIT 1000) AND at < $1 RETURNING 1",
+          [cutoff],
+        );
+        if (gone.length < 1000) break;
+      }
+    }
   }
 
   async read(c: Conn, afterId: number, limit: number): Promise<EventPage> {

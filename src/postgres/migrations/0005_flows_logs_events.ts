@@ -34,6 +34,5 @@ CREATE TABLE event_log (
   type text NOT NULL,
   data text NOT NULL
 );
-CREATE INDEX idx_event_log_at ON event_log (at);
 `,
 };

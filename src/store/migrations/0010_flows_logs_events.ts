@@ -37,6 +37,5 @@ CREATE TABLE event_log (
   type TEXT NOT NULL,
   data TEXT NOT NULL
 ) STRICT;
-CREATE INDEX idx_event_log_at ON event_log (at);
 `,
 };
