@@ -5,8 +5,13 @@ import type {
   CancelMessageOptions,
   CancelOutcome,
   DeleteSettledOptions,
+  Dependency,
+  EventInput,
+  EventPage,
+  FlowNode,
   HeartbeatResult,
   JobService,
+  MessageLogPage,
   MessageRecord,
   ReceiveAnyOptions,
   WorkerInfo,
@@ -15,7 +20,10 @@ import type {
 import type { Message } from "../contract/types.js";
 import {
   attemptErrorFromWire,
+  dependencyFromWire,
   messageFromWire,
+  messageLogFromWire,
+  outgoingToWire,
   recordFromWire,
   workerInfoToWire,
   workerRecordFromWire,
@@ -140,5 +148,75 @@ export abstract class RemoteJobService extends RemoteBase implements JobService 
 
   async releaseLock(name: string, owner: string): Promise<boolean> {
     return (await this.http.call("releaseLock", { name, owner })).released;
+  }
+
+  // --- flows, message logs and the event log ------------------------------------------------------
+
+  async sendFlow(nodes: FlowNode[]): Promise<number[]> {
+    if (!Array.isArray(nodes)) throw new InvalidArgumentError("mqlite: nodes must be a list");
+    const res = await this.http.call("sendFlow", {
+      nodes: nodes.map((n) => ({
+        queue: n.queue,
+        message: outgoingToWire(n.message),
+        ...(n.parent !== undefined && { parent: n.parent }),
+        ...(n.failParentOnFailure === false && { fail_parent_on_failure: false }),
+      })),
+    });
+    return res.seq_numbers;
+  }
+
+  async releaseDependents(seqNumbers?: number[]): Promise<number> {
+    return (await this.http.call("releaseDependents", seqNumbers ? { seq_numbers: seqNumbers } : {}))
+      .released;
+  }
+
+  async dependencies(seqNumber: number): Promise<Dependency[]> {
+    return (await this.http.call("dependencies", { seq_number: seqNumber })).dependencies.map(
+      dependencyFromWire,
+    );
+  }
+
+  async appendMessageLog(
+    queue: string,
+    seqNumber: number,
+    lockToken: string,
+    lines: string[],
+  ): Promise<number> {
+    const res = await this.http.call("appendMessageLog", {
+      queue,
+      seq_number: seqNumber,
+      lock_token: lockToken,
+      lines,
+    });
+    return res.total;
+  }
+
+  async messageLog(
+    seqNumber: number,
+    options: { offset?: number; limit?: number } = {},
+  ): Promise<MessageLogPage> {
+    const res = await this.http.call("messageLog", {
+      seq_number: seqNumber,
+      ...(options.offset !== undefined && { offset: options.offset }),
+      ...(options.limit !== undefined && { limit: options.limit }),
+    });
+    return messageLogFromWire(res);
+  }
+
+  async appendEvents(events: EventInput[]): Promise<void> {
+    if (!Array.isArray(events)) throw new InvalidArgumentError("mqlite: events must be a list");
+    if (events.length === 0) return;
+    await this.http.call("appendEvents", { events: events.map((e) => ({ type: e.type, data: e.data })) });
+  }
+
+  async readEvents(afterId: number, options: { limit?: number } = {}): Promise<EventPage> {
+    const res = await this.http.call("readEvents", {
+      after_id: afterId,
+      ...(options.limit !== undefined && { limit: options.limit }),
+    });
+    return {
+      events: res.events.map((e) => ({ id: e.id, at: e.at_ms, type: e.type, data: e.data })),
+      lastId: res.last_id,
+    };
   }
 }

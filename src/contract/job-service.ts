@@ -1,4 +1,4 @@
-import type { Message, MessageState, ReceiveOptions } from "./types.js";
+import type { Message, MessageState, OutgoingMessage, ReceiveOptions } from "./types.js";
 
 /**
  * The engine capabilities the job face is built on, part of every `Broker` (embedded, remote or
@@ -132,6 +132,74 @@ export interface HeartbeatResult {
   reaped: WorkerRecord[];
 }
 
+// --- flows, message logs and the event log ------------------------------------------------------
+
+/** One message of a flow (`sendFlow`): stored with the others in one transaction. */
+export interface FlowNode {
+  /** The queue it goes to (it must exist). */
+  queue: string;
+  message: OutgoingMessage;
+  /**
+   * The index in the same list of the node it is a child of (an earlier node). A node with children
+   * waits (state `deferred`) until every child is settled; `releaseDependents` then makes it active.
+   */
+  parent?: number;
+  /** Default true: when this child dies (dead-lettered or cancelled), its parent is dead-lettered too. */
+  failParentOnFailure?: boolean;
+}
+
+/** How a child ended, as its parent sees it. */
+export type DependencyOutcome = "completed" | "failed" | "cancelled";
+
+/** One child of a waiting message (`dependencies`). */
+export interface Dependency {
+  /** The child's sequence number. */
+  seqNumber: number;
+  failParentOnFailure: boolean;
+  /** Absent while the child is not settled (or not yet seen settled by `releaseDependents`). */
+  outcome?: DependencyOutcome;
+  /** Why a failed child failed (its dead-letter description). */
+  error?: string;
+}
+
+/** One line of a message's log. */
+export interface MessageLogEntry {
+  /** 1 for the first line ever appended to the message (lines dropped by the cap keep their numbers). */
+  index: number;
+  at: number;
+  text: string;
+}
+
+/** A page of a message's log, oldest first. */
+export interface MessageLogPage {
+  entries: MessageLogEntry[];
+  /** Lines kept (at most `MAX_MESSAGE_LOG_LINES`). */
+  total: number;
+}
+
+/** An event to append to the event log. */
+export interface EventInput {
+  /** The event's name (1..64 characters), e.g. `job.completed`. */
+  type: string;
+  /** Its payload, as the producer encoded it (at most `MAX_EVENT_DATA_BYTES` UTF-8 bytes). */
+  data: string;
+}
+
+/** An event of the event log. */
+export interface StoredEvent extends EventInput {
+  /** Increasing with append order; the cursor of `readEvents`. */
+  id: number;
+  at: number;
+}
+
+/** What `readEvents` returns. */
+export interface EventPage {
+  /** The events after the cursor, oldest first. */
+  events: StoredEvent[];
+  /** The id of the newest stored event (0 when the log is empty): a cursor that skips the past. */
+  lastId: number;
+}
+
 /** The job face's engine capabilities (see the file comment). Every method is async. */
 export interface JobService {
   /** Pauses a queue: its messages stay, nothing is claimed from it until `resumeQueue`. Idempotent. */
@@ -180,4 +248,37 @@ export interface JobService {
   acquireLock(name: string, owner: string, ttlMs: number): Promise<boolean>;
   /** Releases a lease held by `owner`. Returns whether it held it. */
   releaseLock(name: string, owner: string): Promise<boolean>;
+  // --- flows, message logs and the event log ----------------------------------------------------
+  /**
+   * Stores a tree of messages in one transaction: nodes with children wait (state `deferred`) until
+   * `releaseDependents` sees every child settled. Returns the sequence numbers in the nodes' order.
+   * At most `MAX_FLOW_NODES` nodes.
+   */
+  sendFlow(nodes: FlowNode[]): Promise<number[]>;
+  /**
+   * Resolves the dependencies whose child is settled (completed, cancelled, dead-lettered, or
+   * deleted, which counts as completed): a waiting parent with no open child becomes active, or is
+   * dead-lettered (reason `ChildFailed`) when a child that fails its parent did not complete, which
+   * resolves the parent's own parent in turn. With `seqNumbers`, only those children are looked at;
+   * without, every open dependency. Returns how many parents it released or failed. (A message's
+   * dependencies and log lines are deleted with it.)
+   */
+  releaseDependents(seqNumbers?: number[]): Promise<number>;
+  /** The children of a message sent by `sendFlow`, in sequence order (empty for any other). */
+  dependencies(seqNumber: number): Promise<Dependency[]>;
+  /**
+   * Appends lines to a locked message's log (fenced by its lock token). Each line is at most
+   * `MAX_LOG_LINE_BYTES`; at most `MAX_LOG_LINES_PER_CALL` per call; the log keeps the latest
+   * `MAX_MESSAGE_LOG_LINES` lines. Returns how many lines it keeps.
+   */
+  appendMessageLog(queue: string, seqNumber: number, lockToken: string, lines: string[]): Promise<number>;
+  /** A message's log lines, oldest first (`limit` 1..1000, default 100). */
+  messageLog(seqNumber: number, options?: { offset?: number; limit?: number }): Promise<MessageLogPage>;
+  /**
+   * Appends events (at most `MAX_EVENTS_PER_CALL`) to the store's event log, which keeps the latest
+   * `MAX_EVENT_LOG_EVENTS` events, none older than `EVENT_LOG_RETENTION_MS`.
+   */
+  appendEvents(events: EventInput[]): Promise<void>;
+  /** Events with an id above `afterId`, oldest first (`limit` 0..1000, default 100). */
+  readEvents(afterId: number, options?: { limit?: number }): Promise<EventPage>;
 }

@@ -14,7 +14,12 @@ import type {
   CancelMessageOptions,
   CancelOutcome,
   DeleteSettledOptions,
+  Dependency,
+  EventInput,
+  EventPage,
+  FlowNode,
   HeartbeatResult,
+  MessageLogPage,
   MessageRecord,
   ReceiveAnyOptions,
   WorkerInfo,
@@ -72,6 +77,8 @@ import { VERSION } from "../version.js";
 import { Claimer, RECEIVE_BODY_BUDGET } from "./claim.js";
 import { ClaimGates, validateGates } from "./claim-gates.js";
 import { type DlqBounds, NO_DLQ_BOUNDS } from "./dead-letters.js";
+import { Dependencies } from "./dependencies.js";
+import { EventLog } from "./event-log.js";
 import {
   byCreation,
   DEFAULT_TOPIC_READ,
@@ -83,11 +90,21 @@ import {
   taskDelivery,
 } from "./fanout.js";
 import { compileFilter, filterMessage, testFilter } from "./filters.js";
+import {
+  checkEvents,
+  checkLogLines,
+  eventLimit,
+  logPage,
+  type PreparedFlowNode,
+  prepareFlow,
+  waitingNodes,
+} from "./flow-input.js";
 import { type InsertTiming, MessageInserter, type RowToInsert } from "./insert.js";
 import { Locks } from "./locks.js";
 import { type Logger, stderrLogger } from "./logger.js";
 import { Loops } from "./loops.js";
 import { emptyResult, Maintenance, type MaintenanceResult } from "./maintenance.js";
+import { MessageLogs } from "./message-logs.js";
 import { MessageRecords } from "./message-records.js";
 import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "./message-row.js";
 import { type PreparedMessage, prepareMessages } from "./outgoing.js";
@@ -1366,6 +1383,114 @@ export class SqliteBroker implements Broker {
       })();
     }
     return this.closing;
+  }
+
+  // --- flows, message logs and the event log ------------------------------------------------------
+
+  private flowDeps: Dependencies | undefined;
+  private logLines: MessageLogs | undefined;
+  private eventLog: EventLog | undefined;
+
+  private get dependencyTable(): Dependencies {
+    this.flowDeps ??= new Dependencies(this.db);
+    return this.flowDeps;
+  }
+
+  private get messageLogs(): MessageLogs {
+    this.logLines ??= new MessageLogs(this.db);
+    return this.logLines;
+  }
+
+  private get events(): EventLog {
+    this.eventLog ??= new EventLog(this.db);
+    return this.eventLog;
+  }
+
+  sendFlow(nodes: FlowNode[]): Promise<number[]> {
+    let prepared: PreparedFlowNode[];
+    try {
+      prepared = prepareFlow(nodes, this.maxMessageBytes);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const waiting = waitingNodes(prepared);
+    return this.write((ctx, now) => {
+      const seqs: number[] = [];
+      for (const [i, n] of prepared.entries()) {
+        if (this.queues.get(n.queue)?.kind !== "queue")
+          throw new NotFoundError(`mqlite: queue not found: ${n.queue}`);
+        const out = this.sendIn(ctx, n.queue, [n.message], 0, 0, now);
+        if (out.stored.size === 0)
+          throw new InvalidArgumentError("mqlite: a flow node matched a live message (unique key or dedup)");
+        const seq = out.seqs[0]!;
+        seqs.push(seq);
+        if (waiting.has(i)) this.dependencyTable.hold(seq);
+        if (n.parent !== undefined) this.dependencyTable.add(seq, seqs[n.parent]!, n.failParent);
+      }
+      return seqs;
+    });
+  }
+
+  releaseDependents(seqNumbers?: number[]): Promise<number> {
+    let children: number[] | undefined;
+    try {
+      if (seqNumbers !== undefined) {
+        if (!Array.isArray(seqNumbers)) throw new InvalidArgumentError("mqlite: seq_numbers must be a list");
+        children = seqNumbers.map(seqNumber);
+        if (children.length === 0) return Promise.resolve(0);
+      }
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (children === undefined) {
+      // The sweep: find them with a read, so that an idle sweep never takes the writer.
+      return this.read(() => this.dependencyTable.settledChildren()).then((found) =>
+        found.length > 0 ? this.releaseDependents(found) : 0,
+      );
+    }
+    const list = children;
+    return this.write((ctx, now) => {
+      const out = this.dependencyTable.release(list, now);
+      if (out.activated.size > 0) this.wake(ctx, [...out.activated.keys()], now, out.activated);
+      this.notifySettled(ctx, out.failed);
+      let n = out.failed.length;
+      for (const c of out.activated.values()) n += c;
+      return n;
+    });
+  }
+
+  dependencies(seq: number): Promise<Dependency[]> {
+    return this.read(() => this.dependencyTable.list(seqNumber(seq)));
+  }
+
+  appendMessageLog(queue: string, seq: number, lockToken: string, lines: string[]): Promise<number> {
+    try {
+      checkLogLines(lines);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.write((_ctx, now) => this.messageLogs.append(queue, seqNumber(seq), lockToken, lines, now));
+  }
+
+  messageLog(seq: number, options?: { offset?: number; limit?: number }): Promise<MessageLogPage> {
+    return this.read(() => {
+      const { offset, limit } = logPage(options);
+      return this.messageLogs.read(seqNumber(seq), offset, limit);
+    });
+  }
+
+  appendEvents(events: EventInput[]): Promise<void> {
+    try {
+      checkEvents(events);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (events.length === 0) return Promise.resolve();
+    return this.write((_ctx, now) => this.events.append(events, now));
+  }
+
+  readEvents(afterId: number, options: { limit?: number } = {}): Promise<EventPage> {
+    return this.read(() => this.events.read(integer(afterId, "after_id"), eventLimit(options.limit)));
   }
 }
 

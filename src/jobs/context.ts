@@ -12,6 +12,18 @@ export interface JobContext {
   signal: AbortSignal;
   /** Records progress (0..100) on the job; resolves once stored. */
   setProgress(percent: number): Promise<void>;
+  // --- job logs, progress events and flows ---
+  /**
+   * Appends a line (at most 4096 UTF-8 bytes) to the job's log, read with `queue.getJobLogs(id)`.
+   * A job keeps its latest 1000 lines.
+   */
+  log(text: string): Promise<void>;
+  /** Records progress (0..100) on the job and emits `job.progress` (`{ jobId, progress }`). */
+  updateProgress(progress: number): Promise<void>;
+  /** In a flow's parent: the results of its completed children, keyed by child id. */
+  childResults<R = unknown>(): Promise<Record<string, R>>;
+  /** In a flow's parent: the errors of its children that died or were cancelled, keyed by child id. */
+  childFailures(): Promise<Record<string, string>>;
 }
 
 const storage = new AsyncLocalStorage<JobContext>();

@@ -1,12 +1,12 @@
-import type { QueueEvents } from "./types.js";
+import type { QueueEventMap } from "./types.js";
 
-type Listener<E extends keyof QueueEvents> = (payload: QueueEvents[E]) => void;
+type Listener<E extends keyof QueueEventMap> = (payload: QueueEventMap[E]) => void;
 
 /** Typed, synchronous events; a throwing listener never breaks the worker (its error is dropped). */
 export class QueueEventBus {
-  private readonly listeners = new Map<keyof QueueEvents, Set<Listener<never>>>();
+  private readonly listeners = new Map<keyof QueueEventMap, Set<Listener<never>>>();
 
-  on<E extends keyof QueueEvents>(event: E, listener: Listener<E>): void {
+  on<E extends keyof QueueEventMap>(event: E, listener: Listener<E>): void {
     let set = this.listeners.get(event);
     if (!set) {
       set = new Set();
@@ -15,16 +15,16 @@ export class QueueEventBus {
     set.add(listener as Listener<never>);
   }
 
-  off<E extends keyof QueueEvents>(event: E, listener: Listener<E>): void {
+  off<E extends keyof QueueEventMap>(event: E, listener: Listener<E>): void {
     this.listeners.get(event)?.delete(listener as Listener<never>);
   }
 
   /** True when someone listens (lets hot paths skip building payloads). */
-  has(event: keyof QueueEvents): boolean {
+  has(event: keyof QueueEventMap): boolean {
     return (this.listeners.get(event)?.size ?? 0) > 0;
   }
 
-  emit<E extends keyof QueueEvents>(event: E, payload: QueueEvents[E]): void {
+  emit<E extends keyof QueueEventMap>(event: E, payload: QueueEventMap[E]): void {
     const set = this.listeners.get(event);
     if (!set) return;
     for (const l of [...set]) {

@@ -27,6 +27,7 @@ export {
   type TaskArgs,
   type TaskName,
 } from "./queue.js";
+export { type EventMeta, QueueEvents, type QueueEventsOptions } from "./queue-events.js";
 export type { RateLimit } from "./rate-limit.js";
 export { deserializeCall, JsonSerializer, type Serializer, serializeCall } from "./serializer.js";
 export type * from "./topic-types.js";

@@ -4,6 +4,8 @@ import { backoffDelay } from "./backoff.js";
 import { type JobContext, runInJob } from "./context.js";
 import type { QueueCore } from "./core.js";
 import { JobCancelledError, JobTimeoutError, SerializationError, TaskNotRegisteredError } from "./errors.js";
+import { flowContext, isFlowChild, releaseParent } from "./flows.js";
+import { logAndProgress } from "./job-logs.js";
 import {
   DEFAULT_MAX_RETRIES,
   maxRetriesOf,
@@ -81,6 +83,14 @@ export class JobRunner {
   async run(m: Message, job: RunningJob, handlerDone: () => void): Promise<void> {
     const taskName = m.subject ?? "";
     const started = performance.now();
+    if (this.core.events.has("job.started")) {
+      this.core.events.emit("job.started", {
+        jobId: String(m.seqNumber),
+        taskName,
+        queue: splitEngineQueue(job.queue).queue,
+        attempt: m.deliveryCount,
+      });
+    }
     const attempt = await this.attempt(m, job, taskName);
     handlerDone();
     const jobId = String(m.seqNumber);
@@ -132,6 +142,8 @@ export class JobRunner {
     } catch (err) {
       // Typically lock_lost: the lease lapsed and the job went back to the queue; it runs again.
       this.core.logger.warn({ jobId, taskName, err: String(err) }, "could not store a job's outcome");
+    } finally {
+      if (isFlowChild(m)) await releaseParent(this.core, this.broker, job.seq);
     }
   }
 
@@ -159,13 +171,8 @@ export class JobRunner {
       get signal() {
         return signalOf(job);
       },
-      setProgress: (percent) =>
-        this.broker.setProgress(
-          job.queue,
-          job.seq,
-          job.lockToken,
-          Math.round(Math.min(100, Math.max(0, percent))),
-        ),
+      ...logAndProgress(this.core, this.broker, job, m),
+      ...flowContext(this.core, this.broker, job.seq),
     };
     const middleware = this.core.middleware;
     const startedAt = performance.now();

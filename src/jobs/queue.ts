@@ -5,7 +5,9 @@ import type { QueueCore, RegisteredTask } from "./core.js";
 import { type Dashboard, type DashboardOptions, startDashboard } from "./dashboard.js";
 import { Enqueuer } from "./enqueuer.js";
 import { QueueError } from "./errors.js";
+import { EventRecorder } from "./event-recorder.js";
 import { QueueEventBus } from "./events.js";
+import { cancelFlow, enqueueFlow, startFlowSweep } from "./flows.js";
 import { Inspector } from "./inspector.js";
 import { DEFAULT_RESULT_TTL_MS, seqOf } from "./job-record.js";
 import { engineQueue } from "./naming.js";
@@ -27,13 +29,16 @@ import { Topics } from "./topics.js";
 import type {
   DeadJob,
   EnqueueOptions,
+  FlowJob,
+  FlowNodeIds,
   Job,
   JobAttemptError,
   JobFilter,
+  JobLogs,
   Middleware,
   PeriodicOptions,
   PeriodicTask,
-  QueueEvents,
+  QueueEventMap,
   QueueOptions,
   Stats,
   TaskHandler,
@@ -86,6 +91,8 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
   private resolvedBroker: Broker | undefined;
   private readonly release: (() => Promise<void>) | undefined;
   private closing: Promise<void> | undefined;
+  private readonly recorder: EventRecorder | undefined;
+  private stopFlowSweep: (() => void) | undefined;
 
   constructor(options: QueueOptions = {}) {
     if (options.broker) {
@@ -123,6 +130,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     this.inspector = new Inspector(this.core);
     this.periodic = new PeriodicScheduler(this.core);
     this.topics = new Topics(this.core);
+    if (options.recordEvents !== false) this.recorder = new EventRecorder(this.core);
   }
 
   /** The broker the queue runs on. */
@@ -175,12 +183,12 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
   }
 
   /** Listens to an event (fired in this process: job outcomes of this queue's workers, enqueues, workers). */
-  on<E extends keyof QueueEvents>(event: E, listener: (payload: QueueEvents[E]) => void): this {
+  on<E extends keyof QueueEventMap>(event: E, listener: (payload: QueueEventMap[E]) => void): this {
     this.core.events.on(event, listener);
     return this;
   }
 
-  off<E extends keyof QueueEvents>(event: E, listener: (payload: QueueEvents[E]) => void): this {
+  off<E extends keyof QueueEventMap>(event: E, listener: (payload: QueueEventMap[E]) => void): this {
     this.core.events.off(event, listener);
     return this;
   }
@@ -250,6 +258,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     });
     if (outcome !== "cancelled") return false;
     this.core.events.emit("job.cancelled", { jobId: id, taskName: job.taskName, queue: job.queue });
+    await cancelFlow(this.core, broker, Number(id), this.core.resultTtlMs);
     return true;
   }
 
@@ -268,6 +277,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     if (outcome === "requested") for (const w of this.workers) w.cancelLocal(seq);
     if (outcome === "cancelled") {
       this.core.events.emit("job.cancelled", { jobId: id, taskName: job.taskName, queue: job.queue });
+      await cancelFlow(this.core, broker, seq, this.core.resultTtlMs);
     }
     return outcome !== "none";
   }
@@ -521,6 +531,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     this.assertOpen();
     const worker = new Worker(this.core, this.periodic, options, this.topics);
     this.workers.add(worker);
+    this.stopFlowSweep ??= startFlowSweep(this.core);
     worker.start();
     return worker;
   }
@@ -534,6 +545,8 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
   async shutdown(): Promise<void> {
     await Promise.all([...this.workers].map((w) => w.stop()));
     this.workers.clear();
+    this.stopFlowSweep?.();
+    this.stopFlowSweep = undefined;
   }
 
   /** Stops the workers and releases the broker (a broker passed in `options.broker` stays open). */
@@ -541,9 +554,32 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     if (!this.closing) {
       this.closing = (async () => {
         await this.shutdown();
+        await this.recorder?.flush();
         await this.release?.();
       })();
     }
     return this.closing;
+  }
+
+  // --- flows and job logs ---------------------------------------------------------------------------
+
+  /**
+   * Enqueues a flow in one transaction: a job and the jobs it waits for (`children`, nested). A job
+   * runs only once all its children have completed; it reads their results with
+   * `currentJob().childResults()`. A child that dies fails its parent, unless the child's options
+   * say `failParentOnFailure: false` (then the parent runs and reads `currentJob().childFailures()`).
+   * Resolves with the ids, shaped as the flow.
+   */
+  enqueueFlow(flow: FlowJob): Promise<FlowNodeIds> {
+    this.assertOpen();
+    return enqueueFlow(this.core, this.enqueuer, flow);
+  }
+
+  /** A job's log lines (`currentJob().log`), oldest first: `{ logs, count }`. */
+  async getJobLogs(id: string, options: { offset?: number; limit?: number } = {}): Promise<JobLogs> {
+    const seq = seqOf(id);
+    if (seq === undefined) return { logs: [], count: 0 };
+    const page = await (await this.core.broker()).messageLog(seq, options);
+    return { logs: page.entries.map((e) => e.text), count: page.total };
   }
 }

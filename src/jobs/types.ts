@@ -25,6 +25,12 @@ export interface QueueOptions {
   namespace?: string;
   /** How long completed and cancelled jobs (and results) are kept. Default 24 hours; 0 keeps nothing. */
   resultTtlMs?: number;
+  // --- events across processes ---
+  /**
+   * Default true: this queue's job events (enqueues, and the outcomes of its workers' jobs) are also
+   * stored in the broker's event log, where `QueueEvents` in any process reads them.
+   */
+  recordEvents?: boolean;
 }
 
 /** A task's handler: positional arguments, any return value (awaited). */
@@ -197,7 +203,7 @@ export interface WorkerEvent {
 }
 
 /** Every event `queue.on` knows, with its payload. */
-export interface QueueEvents {
+export interface QueueEventMap {
   "job.enqueued": OutcomeEvent;
   "job.completed": OutcomeEvent;
   "job.failed": OutcomeEvent;
@@ -208,6 +214,27 @@ export interface QueueEvents {
   "worker.stopped": WorkerEvent;
   "worker.online": WorkerEvent;
   "worker.offline": WorkerEvent;
+  // --- progress and starts (also read across processes by `QueueEvents`) ---
+  "job.started": JobStartedEvent;
+  "job.progress": JobProgressEvent;
+}
+
+/** `job.started`: a worker began an attempt. */
+export interface JobStartedEvent {
+  jobId: string;
+  taskName: string;
+  queue: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+}
+
+/** `job.progress`: a handler reported progress (`currentJob().updateProgress`). */
+export interface JobProgressEvent {
+  jobId: string;
+  /** 0..100. */
+  progress: number;
+  taskName?: string;
+  queue?: string;
 }
 
 /** What middleware sees of an attempt. */
@@ -264,4 +291,41 @@ export interface PeriodicTask {
   enabled: boolean;
   /** Next fire time (epoch ms), if any. */
   nextRun?: number;
+}
+
+// --- flows --------------------------------------------------------------------------------------
+
+/** Options of one job of a flow: those of `enqueue`, and what its failure does to its parent. */
+export interface FlowJobOptions extends Omit<EnqueueOptions, "uniqueKey"> {
+  /**
+   * Default true: when this job dies (dead-lettered or cancelled), its parent dies too, without
+   * running. False: the parent runs once its other children are done, and reads this job's failure
+   * with `currentJob().childFailures()`.
+   */
+  failParentOnFailure?: boolean;
+}
+
+/** One job of a flow (`queue.enqueueFlow`): a task, its arguments, and the jobs it waits for. */
+export interface FlowJob {
+  task: string;
+  args?: unknown[];
+  options?: FlowJobOptions;
+  /** Jobs that must complete before this one runs. */
+  children?: FlowJob[];
+}
+
+/** The ids of a stored flow, shaped like the flow. */
+export interface FlowNodeIds {
+  id: string;
+  children: FlowNodeIds[];
+}
+
+// --- job logs -----------------------------------------------------------------------------------
+
+/** A page of a job's log (`queue.getJobLogs`). */
+export interface JobLogs {
+  /** The lines, oldest first. */
+  logs: string[];
+  /** How many lines the job keeps (at most 1000; older ones are dropped). */
+  count: number;
 }

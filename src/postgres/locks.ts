@@ -21,7 +21,9 @@ export type XactLockKind =
   /** A receive attempt id of a queue: a retried receive replays, never claims twice. */
   | "attempt"
   /** The one namespace of queues, subscriptions and topics: checks and changes are serialised. */
-  | "namespace";
+  | "namespace"
+  /** The event log: appends one at a time, so ids commit in order. */
+  | "event_log";
 
 export function xactLockKey(schema: string, kind: XactLockKind, ...parts: string[]): bigint {
   const h = createHash("sha256").update(`${schema}\u0000${kind}`);

@@ -13,7 +13,12 @@ import type {
   CancelMessageOptions,
   CancelOutcome,
   DeleteSettledOptions,
+  Dependency,
+  EventInput,
+  EventPage,
+  FlowNode,
   HeartbeatResult,
+  MessageLogPage,
   MessageRecord,
   ReceiveAnyOptions,
   WorkerInfo,
@@ -70,6 +75,14 @@ import {
   TOPIC_PURGE_LIMIT,
 } from "../engine/fanout.js";
 import { compileFilter, testFilter } from "../engine/filters.js";
+import {
+  checkEvents,
+  checkLogLines,
+  eventLimit,
+  logPage,
+  prepareFlow,
+  waitingNodes,
+} from "../engine/flow-input.js";
 import { type Logger, stderrLogger } from "../engine/logger.js";
 import { Loops, type MaintenanceStep } from "../engine/loops.js";
 import { emptyResult, type MaintenanceResult } from "../engine/maintenance.js";
@@ -96,10 +109,13 @@ import { VERSION } from "../version.js";
 import { PgClaimer } from "./claim.js";
 import { PEEK_COLUMNS } from "./columns.js";
 import { type Conn, Db } from "./db.js";
+import { PgDependencies } from "./dependencies.js";
+import { PgEventLog } from "./event-log.js";
 import { PgGates } from "./gates.js";
 import { PgInserter, payloadsOf, type SendOutcome } from "./insert.js";
 import { lockAll, xactLockKey } from "./locks.js";
 import { PgMaintenance } from "./maintenance.js";
+import { PgMessageLogs } from "./message-logs.js";
 import { migrate } from "./migrate.js";
 import { PG_SCHEMA_VERSION } from "./migrations/index.js";
 import { channelOf, PgNode } from "./node.js";
@@ -1251,6 +1267,87 @@ export class PostgresBroker implements Broker {
       })();
     }
     return this.closing;
+  }
+
+  // --- flows, message logs and the event log ------------------------------------------------------
+
+  private readonly dependencyTable = new PgDependencies();
+  private readonly messageLogs = new PgMessageLogs();
+  private readonly eventLog = new PgEventLog();
+
+  async sendFlow(nodes: FlowNode[]): Promise<number[]> {
+    const prepared = prepareFlow(nodes, this.maxMessageBytes).map((n) => ({ ...n, queue: pgName(n.queue) }));
+    const waiting = waitingNodes(prepared);
+    return this.write(async (c, now) => {
+      const seqs: number[] = [];
+      const out = { activated: new Set<string>(), scheduledFor: [] as number[] };
+      for (const [i, n] of prepared.entries()) {
+        const row = await this.queues.get(c, n.queue);
+        if (row?.kind !== "queue") throw new NotFoundError(`mqlite: queue not found: ${n.queue}`);
+        if (row.dedup_window_ms > 0)
+          throw new InvalidArgumentError("mqlite: a flow cannot go to a queue with a dedup window");
+        const sent = await this.inserter.send(c, n.queue, [n.message], { now, visibleAt: now, ttlMs: 0 });
+        const seq = sent.seqs[0]!;
+        seqs.push(seq);
+        if (waiting.has(i)) await this.dependencyTable.hold(c, seq);
+        else {
+          for (const q of sent.activated) out.activated.add(q);
+          out.scheduledFor.push(...sent.scheduledFor);
+        }
+        if (n.parent !== undefined) await this.dependencyTable.add(c, seq, seqs[n.parent]!, n.failParent);
+      }
+      this.wakeLocal(c, out);
+      return seqs;
+    });
+  }
+
+  async releaseDependents(seqNumbers?: number[]): Promise<number> {
+    let children: number[] | undefined;
+    if (seqNumbers !== undefined) {
+      if (!Array.isArray(seqNumbers)) throw new InvalidArgumentError("mqlite: seq_numbers must be a list");
+      children = seqNumbers.map(seqNumber);
+      if (children.length === 0) return 0;
+    } else {
+      // The sweep: find them with a read, so that an idle sweep writes nothing.
+      children = await this.read((c) => this.dependencyTable.settledChildren(c));
+      if (children.length === 0) return 0;
+    }
+    return this.write(async (c, now) => {
+      const out = await this.dependencyTable.release(c, children, now);
+      if (out.activated.size > 0) this.wakeLocal(c, { activated: out.activated, scheduledFor: [] });
+      this.notifySettled(c, out.failed);
+      return out.failed.length + out.activated.size;
+    });
+  }
+
+  async dependencies(seq: number): Promise<Dependency[]> {
+    const s = seqNumber(seq);
+    return this.read((c) => this.dependencyTable.list(c, s));
+  }
+
+  async appendMessageLog(queue: string, seq: number, lockToken: string, lines: string[]): Promise<number> {
+    queue = pgName(queue);
+    checkLogLines(lines);
+    const s = seqNumber(seq);
+    return this.write((c, now) => this.messageLogs.append(c, queue, s, lockToken, lines, now));
+  }
+
+  async messageLog(seq: number, options?: { offset?: number; limit?: number }): Promise<MessageLogPage> {
+    const s = seqNumber(seq);
+    const { offset, limit } = logPage(options);
+    return this.read((c) => this.messageLogs.read(c, s, offset, limit));
+  }
+
+  async appendEvents(events: EventInput[]): Promise<void> {
+    checkEvents(events);
+    if (events.length === 0) return;
+    await this.write((c, now) => this.eventLog.append(c, this.schema, events, now));
+  }
+
+  async readEvents(afterId: number, options: { limit?: number } = {}): Promise<EventPage> {
+    const after = integer(afterId, "after_id");
+    const limit = eventLimit(options.limit);
+    return this.read((c) => this.eventLog.read(c, after, limit));
   }
 }
 

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import * as admin from "./admin-service.js";
+import * as flows from "./job-flows.js";
 import * as jobs from "./job-service.js";
 import { Empty, SettleResponse } from "./primitives.js";
 import * as queue from "./queue-service.js";
@@ -407,6 +408,63 @@ export const ROUTES = {
     topics.ReapSubscriptionsRequest,
     topics.ReapSubscriptionsResponse,
     "Remove ephemeral subscriptions whose worker stopped heartbeating.",
+    true,
+  ),
+  // Flows, message logs and the event log (JobService of the contract, continued).
+  sendFlow: rpc(
+    "JobService",
+    "SendFlow",
+    flows.SendFlowRequest,
+    flows.SendFlowResponse,
+    "Store a tree of messages in one transaction; parents wait for their children.",
+    true,
+  ),
+  releaseDependents: rpc(
+    "JobService",
+    "ReleaseDependents",
+    flows.ReleaseDependentsRequest,
+    flows.ReleaseDependentsResponse,
+    "Resolve settled children; release or fail the parents they leave with none open.",
+    true,
+  ),
+  dependencies: rpc(
+    "JobService",
+    "Dependencies",
+    flows.DependenciesRequest,
+    flows.DependenciesResponse,
+    "The children of a flow's message.",
+    true,
+  ),
+  appendMessageLog: rpc(
+    "JobService",
+    "AppendMessageLog",
+    flows.AppendMessageLogRequest,
+    flows.AppendMessageLogResponse,
+    "Append lines to a locked message's log.",
+    true,
+  ),
+  messageLog: rpc(
+    "JobService",
+    "MessageLog",
+    flows.MessageLogRequest,
+    flows.MessageLogResponse,
+    "A message's log lines, oldest first.",
+    true,
+  ),
+  appendEvents: rpc(
+    "JobService",
+    "AppendEvents",
+    flows.AppendEventsRequest,
+    Empty,
+    "Append events to the event log.",
+    true,
+  ),
+  readEvents: rpc(
+    "JobService",
+    "ReadEvents",
+    flows.ReadEventsRequest,
+    flows.ReadEventsResponse,
+    "Events after a cursor, oldest first.",
     true,
   ),
 } as const;

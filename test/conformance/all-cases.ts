@@ -19,3 +19,4 @@ import "./cases/job-messages.case.js";
 import "./cases/job-coordination.case.js";
 import "./cases/job-topics.case.js";
 import "./cases/consume.case.js";
+import "./cases/job-flows.case.js";

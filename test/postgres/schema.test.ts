@@ -4,7 +4,7 @@ import pg from "pg";
 import { NotMqliteDatabaseError, SchemaVersionMismatchError } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/engine/logger.js";
 import { openBroker } from "../../src/open.js";
-import { PG_SCHEMA_VERSION } from "../../src/postgres/migrations/index.js";
+import { PG_SCHEMA_VERSION, pgMigrations } from "../../src/postgres/migrations/index.js";
 import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
 import { dropSchema, freshSchema, PG_DSN, requirePostgres } from "./pg.js";
 
@@ -41,7 +41,7 @@ describe("the PostgreSQL schema", () => {
     const { rows } = await query(`SELECT version, name FROM "${schema}".schema_version ORDER BY version`);
     assert.deepEqual(
       rows.map((r) => r.version),
-      Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => i + 1),
+      pgMigrations.map((m) => m.version),
     );
     const status = await brokers[0]!.status();
     assert.equal(status.backend, "postgres");

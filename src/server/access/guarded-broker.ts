@@ -113,6 +113,22 @@ function wrapBySeq(broker: Broker, principal: Principal, wrapped: Map<PropertyKe
       );
       return broker.awaitSettled(seqNumbers as number[], options as never);
     },
+    dependencies: async (seqNumber) => {
+      const records = await broker.getMessages([seqNumber as number]);
+      requireQueues(
+        principal,
+        records.map((r) => r.queue),
+      );
+      return broker.dependencies(seqNumber as number);
+    },
+    messageLog: async (seqNumber, options) => {
+      const records = await broker.getMessages([seqNumber as number]);
+      requireQueues(
+        principal,
+        records.map((r) => r.queue),
+      );
+      return broker.messageLog(seqNumber as number, options as never);
+    },
   };
   for (const [op, fn] of Object.entries(ops)) wrapped.set(op, fn);
 }

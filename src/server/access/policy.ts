@@ -1,5 +1,5 @@
 import type { Broker } from "../../contract/broker.js";
-import type { BrowseOptions, WorkerInfo } from "../../contract/job-service.js";
+import type { BrowseOptions, FlowNode, WorkerInfo } from "../../contract/job-service.js";
 import type { Need } from "./scopes.js";
 
 /**
@@ -85,10 +85,20 @@ export const POLICY: Record<Exclude<Operation, BySeq>, (args: unknown[]) => Need
   acquireLock: () => CLIENT,
   releaseLock: () => CLIENT,
   reapSubscriptions: () => CLIENT,
+  // Flows: a flow is sent into each of its nodes' queues; releasing parents is worker housekeeping.
+  sendFlow: ([nodes]) => ({
+    kind: "send",
+    names: Array.isArray(nodes) ? nodes.map((n) => String((n as FlowNode | undefined)?.queue ?? "")) : [],
+  }),
+  releaseDependents: () => CLIENT,
+  // A job's log is written by its lock holder; the event log is written by workers, read by monitors.
+  appendMessageLog: ([queue]) => listen(queue),
+  appendEvents: () => CLIENT,
+  readEvents: () => MONITOR,
 };
 
 /** Operations that name messages by sequence number only. */
-export type BySeq = "getMessages" | "messageErrors" | "awaitSettled";
+export type BySeq = "getMessages" | "messageErrors" | "awaitSettled" | "dependencies" | "messageLog";
 
 /** Administrative changes: each is written to the audit log with who, what and how it went. */
 export const AUDITED: ReadonlySet<Operation> = new Set<Operation>([

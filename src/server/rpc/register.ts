@@ -17,11 +17,18 @@ import { MAX_REQUEST_BYTES } from "../options.js";
 import { errorJson, json, note } from "../respond.js";
 import { adminHandlers } from "./admin-handlers.js";
 import type { Handler, Handlers, RpcContext } from "./context.js";
+import { flowHandlers } from "./flow-handlers.js";
 import { jobHandlers } from "./job-handlers.js";
 import { queueHandlers } from "./queue-handlers.js";
 import { topicHandlers } from "./topic-handlers.js";
 
-const handlers: Handlers = { ...queueHandlers, ...adminHandlers, ...jobHandlers, ...topicHandlers };
+const handlers: Handlers = {
+  ...queueHandlers,
+  ...adminHandlers,
+  ...jobHandlers,
+  ...topicHandlers,
+  ...flowHandlers,
+};
 
 /** Long-polls: they end early when the client goes away or a graceful stop begins. */
 const LONG_POLLS: ReadonlySet<RouteName> = new Set(["receive", "receiveAny", "awaitSettled"]);
