@@ -45,6 +45,13 @@ export function goQuote(bytes: Uint8Array | string): string {
   const b = typeof bytes === "string" ? Buffer.from(bytes) : bytes;
   let out = '"';
   for (let i = 0; i < b.length; ) {
+    // Runs of plain printable ASCII are copied in one piece (bodies can be megabytes).
+    const start = i;
+    while (i < b.length && b[i]! >= 0x20 && b[i]! < 0x7f && b[i] !== 0x22 && b[i] !== 0x5c) i++;
+    if (i > start) {
+      out += Buffer.from(b.buffer, b.byteOffset + start, i - start).toString("latin1");
+      continue;
+    }
     const rune = decodeRune(b, i);
     if (!rune) {
       out += `\\x${hex(b[i]!, 2)}`;
