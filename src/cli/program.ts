@@ -66,13 +66,15 @@ function fail(line: string, exitCode: number): never {
  */
 export async function runCli(argv: string[]): Promise<void> {
   guardStdout();
-  const [node = "node", script = "mqlite", name, ...rest] = argv;
+  const [node = "node", script = "mqlite", given, ...rest] = argv;
+  // `-v` and `--version` print what `version` prints: `mqlite <version>`.
+  const name = given === "-v" || given === "--version" ? "version" : given;
   if (name === undefined || !known(name)) {
     if (name !== undefined) process.stderr.write(`unknown command: ${name}\n`);
     process.stdout.write((await program([node, script])).helpInformation());
     process.exit(USAGE_EXIT);
   }
-  const p = await program(argv);
+  const p = await program([node, script, name, ...rest]);
   const cmd = p.commands.find((c) => c.name() === name || c.aliases().includes(name));
   let args = rest;
   try {

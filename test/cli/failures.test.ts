@@ -79,6 +79,11 @@ describe("mqlite failures: a line `error: <code>: <message>` and a non-zero exit
     assert.equal(unknown.stderr, "unknown command: bogus\n");
     assert.match(unknown.stdout, /^Usage: mqlite /);
     assert.equal((await broker.stats("q")).total, 0);
+    for (const flag of ["-v", "--version", "version"]) {
+      const r = await run([flag]);
+      assert.equal(r.code, 0, flag);
+      assert.match(r.stdout, /^mqlite \d+\.\d+\.\d+\S*\n$/, flag);
+    }
   });
 
   it("usage errors exit 1 with the original's texts, and nothing reaches the broker", async () => {
