@@ -15,9 +15,17 @@ const PART = /(\d*\.?\d*)(ns|us|µs|μs|ms|s|m|h)/y;
 
 /**
  * Parses a Go duration (`336h`, `1h30m`, `1.5s`, `250ms`, `0`) into whole milliseconds, as the
- * original's environment variables and flags take them.
+ * original's environment variables take them.
  */
 export function parseGoDuration(text: string, what = "duration"): number {
+  return Math.round(parseGoDurationMs(text, what));
+}
+
+/**
+ * A Go duration in milliseconds with its fraction kept (`500us` is 0.5): the original's flags
+ * truncate to whole milliseconds, and some check "at least 1ms" before they do.
+ */
+export function parseGoDurationMs(text: string, what = "duration"): number {
   const s = text.trim();
   const fail = () => new CliError(`invalid ${what} "${text}" (use a Go duration such as 336h, 90m or 1.5s)`);
   if (s === "0" || s === "+0" || s === "-0") return 0;
@@ -36,5 +44,5 @@ export function parseGoDuration(text: string, what = "duration"): number {
     total += Number(m[1]) * UNIT_MS[m[2]!]!;
     i = PART.lastIndex;
   }
-  return sign * Math.round(total);
+  return sign * total;
 }

@@ -9,7 +9,7 @@ export class CliError extends Error {
   }
 }
 
-/** Exit status of a command line that could not be understood (bad flag, arity, value). */
+/** Exit status of a command line whose flags could not be parsed, or with no or an unknown command. */
 export const USAGE_EXIT = 2;
 
 /** A command's failure with a code, printed as `error: <code>: <message>` like the broker's own errors. */
@@ -25,12 +25,13 @@ export class CommandError extends CliError {
 }
 
 /**
- * A command line that cannot run as written (a bad value, conflicting flags, no broker named).
- * Printed as `error: invalid_argument: <message>`, exit status 2; nothing was sent to the broker.
+ * A command line that cannot run as written (wrong arity, a bad value, conflicting flags).
+ * Printed as `error: invalid_argument: <message>`, exit status 1 as in the original (only flag
+ * syntax errors exit 2); nothing was sent to the broker.
  */
 export class UsageError extends CommandError {
   constructor(message: string) {
-    super("invalid_argument", message, USAGE_EXIT);
+    super("invalid_argument", message, 1);
     this.name = "UsageError";
   }
 }

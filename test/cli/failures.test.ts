@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
+import { existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Broker } from "../../src/contract/broker.js";
 import { silentLogger } from "../../src/engine/logger.js";
@@ -50,38 +52,91 @@ describe("mqlite failures: a line `error: <code>: <message>` and a non-zero exit
     expectFailure(cancel, 1, /^error: not_found: /);
   });
 
-  it("usage errors are invalid_argument with exit 2, and nothing reaches the broker", async () => {
+  it("flag errors exit 2 with Go's wording, as do no command and an unknown one; nothing reaches the broker", async () => {
     const cases: [string[], RegExp][] = [
-      [["list", "--bogus"], /^error: invalid_argument: unknown option '--bogus'/],
-      [["bogus"], /^error: invalid_argument: unknown command 'bogus'/],
-      [["send"], /^error: invalid_argument: missing required argument 'queue'/],
-      [["send", "q"], /^error: invalid_argument: missing the body/],
-      [["cancel", "q", "1", "2"], /^error: invalid_argument: too many arguments for 'cancel'/],
-      [["complete", "q", "1"], /^error: invalid_argument: missing required argument 'lock-token'/],
-      [["cancel", "q", "abc"], /value 'abc' is invalid for argument 'seq'\. not a whole number/],
-      [
-        ["receive", "q", "--wait", "5x"],
-        /option '--wait <duration>' argument '5x' is invalid\. invalid duration "5x"/,
-      ],
+      [["list", "--bogus"], /^flag provided but not defined: -bogus\n/],
+      [["list", "-bogus=1"], /^flag provided but not defined: -bogus\n/],
+      [["cancel", "q", "-1"], /^flag provided but not defined: -1\n/],
+      [["receive", "q", "--max"], /^flag needs an argument: -max\n/],
+      [["receive", "q", "--delete=maybe"], /^invalid boolean value "maybe" for -delete: parse error\n/],
+      [["list", "---x"], /^bad flag syntax: ---x\n/],
+      [["receive", "q", "--wait", "5x"], /option '--wait <duration>' argument '5x' is invalid/],
+      [["receive", "q", "-max", "many"], /option '--max <n>' argument 'many' is invalid\. parse error/],
       [["create-queue", "q2", "--lock", "-1s"], /a duration must not be negative/],
-      [["peek", "q", "--max", "0"], /must be at least 1/],
-      [["peek", "q", "--state", "gone"], /Allowed choices are active, locked/],
-      [["schedule", "q", "x", "--at", "2001-01-01T00:00:00Z"], /must be in the future/],
-      [["schedule", "q", "x"], /required option '--at <time>' not specified/],
-      [["receive-deferred", "q", "--seq", "1,,2"], /give sequence numbers such as 42,57/],
-      [["purge-dlq", "q"], /purge-dlq needs --max, --older-than, or --all/],
-      [["purge-dlq", "q", "--all", "--max", "3"], /--all purges every dead letter/],
-      [["purge-dlq", "q", "--older-than", "0"], /--older-than must be at least 1ms/],
-      [["vacuum", "--endpoint", "http://127.0.0.1:6754"], /vacuum works on a local database file/],
-      [["list", "--endpoint", "http://127.0.0.1:6754", "--db", file], /--endpoint and --db name two brokers/],
-      [["list", "--endpoint", "ftp://host"], /the scheme must be http, https, mqlite or mqlites/],
-      [["send", "q", "-", "--ndjson", "--group", "g"], /--ndjson lines carry their own fields/],
-      [["receive", "q", "--delete", "--no-ack"], /--delete and --no-ack exclude each other/],
     ];
     const results = await Promise.all(cases.map(([args]) => run(args)));
     results.forEach((r, i) => {
       const [args, stderr] = cases[i]!;
       assert.equal(r.code, 2, `mqlite ${args.join(" ")}: ${r.stderr}`);
+      assert.match(r.stderr, stderr, `mqlite ${args.join(" ")}`);
+      assert.equal(r.stdout, "");
+    });
+    const [none, unknown] = await Promise.all([run([]), run(["bogus"])]);
+    assert.equal(none.code, 2);
+    assert.match(none.stdout, /^Usage: mqlite /, "the usage goes to stdout");
+    assert.equal(none.stderr, "");
+    assert.equal(unknown.code, 2);
+    assert.equal(unknown.stderr, "unknown command: bogus\n");
+    assert.match(unknown.stdout, /^Usage: mqlite /);
+    assert.equal((await broker.stats("q")).total, 0);
+    for (const flag of ["-v", "--version", "version"]) {
+      const r = await run([flag]);
+      assert.equal(r.code, 0, flag);
+      assert.match(r.stdout, /^mqlite \d+\.\d+\.\d+\S*\n$/, flag);
+    }
+  });
+
+  it("usage errors exit 1 with the original's texts, and nothing reaches the broker", async () => {
+    const cases: [string[], RegExp][] = [
+      [["send"], /^error: invalid_argument: usage: send <queue> <body\|-> \[--file f /],
+      [["send", "q"], /^error: invalid_argument: no body given \(provide a body argument, --file, or '-'\)/],
+      [["send", "q", "x", "--file", "f"], /give the body either as an argument or with --file, not both/],
+      [["cancel", "q", "1", "2"], /^error: invalid_argument: usage: cancel <queue> <seq>\n$/],
+      [["complete", "q", "1"], /^error: invalid_argument: usage: <verb> <queue> <seq> <lock-token>\n$/],
+      [["status", "x"], /^error: invalid_argument: usage: status {2}\(takes no arguments\)\n$/],
+      [["cancel", "q", "abc"], /invalid seq "abc": strconv\.ParseInt: parsing "abc": invalid syntax/],
+      [["cancel", "q", "0"], /invalid seq 0: sequence numbers are positive/],
+      [["list", "--output", "yaml"], /^error: invalid_argument: invalid --output "yaml": want text or json/],
+      [
+        ["schedule", "q", "x", "--at", "2001-01-01T00:00:00Z"],
+        /--at must be in the future \(got 2001-01-01T00:00:00Z\)/,
+      ],
+      [
+        ["schedule", "q", "x", "--at", "soon"],
+        /invalid --at "soon": want RFC3339 \(2026-01-02T15:04:05Z\) or a duration \(30m\)/,
+      ],
+      [["schedule", "q", "x"], /usage: schedule <queue> <body\|-> --at/],
+      [["receive-deferred", "q"], /usage: receive-deferred <queue> --seq 42,57/],
+      [["receive-deferred", "q", "--seq", " , "], /--seq listed no numbers/],
+      [["receive-deferred", "q", "--seq", "1,x"], /invalid seq "x"/],
+      [["test-filter", "true", "--prop", "a"], /invalid --prop "a": want k=v/],
+      [
+        ["purge-dlq", "q"],
+        /refusing to purge the entire DLQ without a bound — pass --max\/--older-than, or --all/,
+      ],
+      [
+        ["purge-dlq", "q", "--all", "--max", "0"],
+        /--all deletes the entire DLQ and cannot be combined with --max\/--older-than/,
+      ],
+      [["purge-dlq", "q", "--max", "-1"], /--max and --older-than must be >= 0/],
+      [["redrive", "q", "--older-than", "10us"], /--older-than must be at least 1ms \(got 10µs\)/],
+      [
+        ["vacuum", "--endpoint", "http://127.0.0.1:6754"],
+        /vacuum is a local maintenance command: drop --endpoint\/MQLITE_ENDPOINT/,
+      ],
+      [["list", "--endpoint", "http://127.0.0.1:6754", "--db", file], /--endpoint and --db name two brokers/],
+      [
+        ["list", "--endpoint", "ftp://host"],
+        /unsupported scheme "ftp" \(use mqlite:\/\/, mqlites:\/\/, http:\/\/, https:\/\/\)/,
+      ],
+      [["list", "--endpoint", "mqlite://"], /missing host in connection string/],
+      [["send", "q", "-", "--ndjson", "--group", "g"], /--ndjson lines carry their own fields/],
+      [["receive", "q", "--delete", "--no-ack"], /--delete and --no-ack are mutually exclusive/],
+    ];
+    const results = await Promise.all(cases.map(([args]) => run(args)));
+    results.forEach((r, i) => {
+      const [args, stderr] = cases[i]!;
+      assert.equal(r.code, 1, `mqlite ${args.join(" ")}: ${r.stderr}`);
       assert.match(r.stderr, stderr, `mqlite ${args.join(" ")}`);
     });
     assert.equal((await broker.stats("q")).total, 0);
@@ -91,9 +146,24 @@ describe("mqlite failures: a line `error: <code>: <message>` and a non-zero exit
     );
   });
 
-  it("no broker named: the error says how to name one", async () => {
-    const r = await cli(["list"]);
-    expectFailure(r, 2, /^error: invalid_argument: no broker named: set MQLITE_ENDPOINT \(or --endpoint\)/);
+  it("nothing named: ./mq.db in the working directory, as the original", async () => {
+    const dir = tmp.file("cwd");
+    mkdirSync(dir);
+    const created = await cli(["create-queue", "here"], { cwd: dir });
+    assert.equal(created.code, 0, created.stderr);
+    assert.ok(existsSync(join(dir, "mq.db")));
+    const listed = await cli(["list", "-output", "json"], { cwd: dir });
+    assert.deepEqual(
+      JSON.parse(listed.stdout).map((q: { name: string }) => q.name),
+      ["here"],
+    );
+    // `--endpoint=` forces a local database even when MQLITE_ENDPOINT names a broker.
+    const forced = await cli(["list", "--endpoint="], {
+      cwd: dir,
+      env: { MQLITE_ENDPOINT: "http://127.0.0.1:1" },
+    });
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.match(forced.stdout, /^here {20} kind=queue/);
   });
 
   it("a broker out of reach is unavailable", async () => {
@@ -107,15 +177,19 @@ describe("mqlite failures: a line `error: <code>: <message>` and a non-zero exit
       run(["send", "q", "-", "--ndjson"], { input: `${good}\n{"bodyx":1}\n` }),
       run(["send", "q", "-"], { input: Buffer.alloc(16 * 1024 * 1024 + 1, 97) }),
     ]);
-    expectFailure(bad, 2, /^error: invalid_argument: line 2: json: unknown field "bodyx"/);
-    expectFailure(big, 2, /^error: invalid_argument: stdin is over 16777216 bytes/);
+    expectFailure(bad, 1, /^error: invalid_argument: line 2: json: unknown field "bodyx"/);
+    expectFailure(
+      big,
+      1,
+      /^error: invalid_argument: stdin body exceeds the 16 MiB CLI limit; use --file for larger messages/,
+    );
     assert.equal((await broker.stats("q")).total, 0, "a bad line fails its whole batch");
   });
 
   it("a bulk send draws no progress when stderr is not a terminal", async () => {
     const r = await run(["send", "q", "-", "--lines"], { input: "a\nb\n" });
     assert.equal(r.code, 0);
-    assert.equal(r.stdout, "sent 2 messages\n");
+    assert.match(r.stdout, /^ok: queue=q seq=\d+\nok: queue=q seq=\d+\n$/);
     assert.equal(r.stderr, "");
     await broker.purge("q");
     await broker.createQueue("q");

@@ -29,6 +29,8 @@ export interface CliOptions {
   input?: string | Buffer;
   /** `closed`: stdout is closed (`>&-`); `full`: stdout is /dev/full (every write fails). */
   stdout?: "pipe" | "closed" | "full";
+  /** The working directory (where `./mq.db` is). */
+  cwd?: string;
 }
 
 /** Runs `mqlite <args>` as a child process (compiled once, see compiled.ts) and collects its output. */
@@ -39,9 +41,11 @@ export function cli(args: string[], options: CliOptions = {}): Promise<CliResult
     ? spawn("/bin/sh", ["-c", `exec "$0" "$@" ${redirect}`, process.execPath, ...argv], {
         env: { ...cleanEnv(), ...options.env },
         stdio: ["pipe", "ignore", "pipe"],
+        ...(options.cwd && { cwd: options.cwd }),
       })
     : spawn(process.execPath, argv, {
         env: { ...cleanEnv(), ...options.env },
+        ...(options.cwd && { cwd: options.cwd }),
         stdio: ["pipe", "pipe", "pipe"],
       });
   let stdout = "";
@@ -67,9 +71,13 @@ export async function ok(args: string[], options: CliOptions = {}): Promise<stri
   return r.stdout;
 }
 
-/** Runs a command that must succeed and parses its JSON output. */
-export async function okJson(args: string[], options: CliOptions = {}): Promise<any> {
-  return JSON.parse(await ok([...args, "--output", "json"], options));
+/** Runs a command that must succeed and parses its JSON output (`--output json`, or `format`). */
+export async function okJson(
+  args: string[],
+  options: CliOptions = {},
+  format: "json" | "wire" = "json",
+): Promise<any> {
+  return JSON.parse(await ok([...args, "--output", format], options));
 }
 
 export const TOKEN = "cli-test-token";

@@ -146,8 +146,27 @@ describe("mqlite serve (child process)", () => {
     }
   });
 
+  it("MQLITE_ADDR=:port listens on every interface; a bad setting warns and the default applies", async () => {
+    const r = run(["serve"], {
+      MQLITE_DB: ":memory:",
+      MQLITE_ADDR: ":0",
+      MQLITE_TOKENS: "t",
+      MQLITE_DLQ_MAX_COUNT: "lots",
+    });
+    try {
+      const [, host, port] = await waitFor(/ at http:\/\/(\[::\]|0\.0\.0\.0):(\d+)/, r.stdout);
+      assert.ok(host);
+      assert.equal(await (await fetch(`http://127.0.0.1:${port}/healthz`)).text(), "ok");
+      assert.match(r.stderr(), /^warning: ignoring unparseable MQLITE_DLQ_MAX_COUNT="lots"; using default$/m);
+      r.child.kill("SIGTERM");
+      assert.equal(await r.exited, 0);
+    } finally {
+      r.child.kill("SIGKILL");
+    }
+  });
+
   for (const [what, args, env, message] of [
-    ["a bad MQLITE_SYNC", ["serve"], { MQLITE_SYNC: "turbo" }, /MQLITE_SYNC must be one of/],
+    ["a bad MQLITE_SYNC", ["serve"], { MQLITE_SYNC: "turbo" }, /unknown MQLITE_SYNC "turbo"/],
     ["a blank MQLITE_ADDR", ["serve"], { MQLITE_ADDR: "" }, /MQLITE_ADDR is blank/],
     ["a blank --addr", ["serve", "--addr", " "], {}, /--addr is blank/],
     [

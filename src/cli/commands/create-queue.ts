@@ -1,6 +1,7 @@
-import { type Command, Option } from "commander";
+import type { Command } from "commander";
 import type { OrderingMode, QueueConfig } from "../../contract/types.js";
 import { addBrokerOptions, type BrokerFlags, duration, integer } from "../options.js";
+import { okResult } from "../output/original.js";
 import { emit, withBroker } from "../run.js";
 
 interface CreateQueueFlags extends BrokerFlags {
@@ -17,13 +18,13 @@ interface CreateQueueFlags extends BrokerFlags {
 
 function config(f: CreateQueueFlags): QueueConfig {
   const c: QueueConfig = {};
-  if (f.lock !== undefined) c.lockDurationMs = f.lock;
+  if (f.lock !== undefined) c.lockDurationMs = Math.trunc(f.lock);
   if (f.maxDelivery !== undefined) c.maxDeliveryCount = f.maxDelivery;
-  if (f.ttl !== undefined) c.defaultTtlMs = f.ttl;
-  if (f.dedup !== undefined) c.dedupWindowMs = f.dedup;
-  if (f.ordering !== undefined) c.orderingMode = f.ordering;
+  if (f.ttl !== undefined) c.defaultTtlMs = Math.trunc(f.ttl);
+  if (f.dedup !== undefined) c.dedupWindowMs = Math.trunc(f.dedup);
+  if (f.ordering) c.orderingMode = f.ordering;
   if (f.discardExpired) c.deadLetterOnExpire = false;
-  if (f.dlqMaxAge !== undefined) c.dlqMaxAgeMs = f.dlqMaxAge;
+  if (f.dlqMaxAge !== undefined) c.dlqMaxAgeMs = Math.trunc(f.dlqMaxAge);
   if (f.dlqMaxCount !== undefined) c.dlqMaxCount = f.dlqMaxCount;
   if (f.dlqMaxBytes !== undefined) c.dlqMaxBytes = f.dlqMaxBytes;
   return c;
@@ -50,9 +51,7 @@ export function registerCreateQueue(program: Command): void {
       "duplicate-detection window by message id or body hash (0 = off)",
       duration(),
     )
-    .addOption(
-      new Option("--ordering <mode>", "delivery order").choices(["standard", "group_fifo", "strict_fifo"]),
-    )
+    .option("--ordering <mode>", "delivery order: standard, group_fifo or strict_fifo (the broker checks it)")
     .option("--discard-expired", "delete messages whose TTL lapses instead of dead-lettering them")
     .option(
       "--dlq-max-age <duration>",
@@ -71,6 +70,10 @@ export function registerCreateQueue(program: Command): void {
     );
   addBrokerOptions(cmd).action(async (name: string, flags: CreateQueueFlags) => {
     await withBroker(flags, (broker) => broker.createQueue(name, config(flags)));
-    await emit(flags, {}, () => `created queue ${name}`);
+    const ok = okResult([
+      ["action", "create-queue"],
+      ["queue", name],
+    ]);
+    await emit(flags, { ...ok, human: () => `created queue ${name}`, wire: {} });
   });
 }

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { addBrokerOptions, type BrokerFlags } from "../options.js";
+import { okResult } from "../output/original.js";
 import { emit, withBroker } from "../run.js";
 
 /** `mqlite delete-queue <name>`: deletes a plain queue with its messages. */
@@ -13,6 +14,10 @@ export function registerDeleteQueue(program: Command): void {
     .argument("<name>", "queue name");
   addBrokerOptions(cmd).action(async (name: string, flags: BrokerFlags) => {
     await withBroker(flags, (broker) => broker.deleteQueue(name));
-    await emit(flags, {}, () => `deleted queue ${name}`);
+    const ok = okResult([
+      ["action", "delete-queue"],
+      ["queue", name],
+    ]);
+    await emit(flags, { ...ok, human: () => `deleted queue ${name}`, wire: {} });
   });
 }

@@ -3,6 +3,7 @@ import type { QueueInfo } from "../../contract/types.js";
 import { queueInfoToWire } from "../../wire/queue-config.js";
 import { addBrokerOptions, type BrokerFlags } from "../options.js";
 import { humanDuration } from "../output/format.js";
+import { padRight } from "../output/go.js";
 import { table } from "../output/table.js";
 import { emit, withBroker } from "../run.js";
 
@@ -36,8 +37,27 @@ export function registerList(program: Command): void {
     .description("list every queue (subscription backing queues included) with its config");
   addBrokerOptions(cmd).action(async (flags: BrokerFlags) => {
     const queues = await withBroker(flags, (broker) => broker.listQueues());
-    await emit(flags, { queues: queues.map(queueInfoToWire) }, () =>
-      queues.length === 0 ? "no queues" : queuesTable(queues),
-    );
+    await emit(flags, {
+      text:
+        queues.length === 0
+          ? "(no queues)"
+          : queues
+              .map(
+                (q) =>
+                  `${padRight(q.name, 24)} kind=${padRight(q.kind, 12)} lock=${q.lockDurationMs}ms ` +
+                  `maxdc=${q.maxDeliveryCount} ttl=${q.defaultTtlMs}ms dedup=${q.dedupWindowMs}ms`,
+              )
+              .join("\n"),
+      json: queues.map((q) => ({
+        name: q.name,
+        kind: q.kind,
+        lock_duration_ms: q.lockDurationMs,
+        max_delivery_count: q.maxDeliveryCount,
+        default_ttl_ms: q.defaultTtlMs,
+        dedup_window_ms: q.dedupWindowMs,
+      })),
+      human: () => (queues.length === 0 ? "no queues" : queuesTable(queues)),
+      wire: { queues: queues.map(queueInfoToWire) },
+    });
   });
 }

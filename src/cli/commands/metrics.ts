@@ -30,6 +30,22 @@ export function registerMetrics(program: Command): void {
     .argument("<queue>", "queue");
   addBrokerOptions(cmd).action(async (queue: string, flags: BrokerFlags) => {
     const stats = await withBroker(flags, (broker) => broker.stats(queue));
-    await emit(flags, statsToWire(stats), () => statsLine(stats));
+    await emit(flags, {
+      text:
+        `queue=${stats.queue} active=${stats.active} locked=${stats.locked} deferred=${stats.deferred} ` +
+        `scheduled=${stats.scheduled} dead=${stats.deadLettered} total=${stats.total} oldest=${stats.oldestMessageAgeMs}ms`,
+      json: {
+        queue: stats.queue,
+        active: stats.active,
+        locked: stats.locked,
+        deferred: stats.deferred,
+        scheduled: stats.scheduled,
+        dead_lettered: stats.deadLettered,
+        total: stats.total,
+        oldest_message_age_ms: stats.oldestMessageAgeMs,
+      },
+      human: () => statsLine(stats),
+      wire: statsToWire(stats),
+    });
   });
 }

@@ -51,11 +51,10 @@ export function registerMigrateFromMqlite(program: Command): void {
       probe.close();
     }
     if (!fromV5) {
-      await emit(
-        { output: flags.output },
-        { location: file, migrated: false, schema_version: version },
-        () => `${file} is already an mqlite database (schema ${version}): nothing to migrate`,
-      );
+      await emit(flags, {
+        text: `${file} is already an mqlite database (schema ${version}): nothing to migrate`,
+        json: { location: file, migrated: false, schema_version: version },
+      });
       return;
     }
 
@@ -93,9 +92,11 @@ export function registerMigrateFromMqlite(program: Command): void {
     if (!counts) throw new CommandError("internal", `${file} was upgraded by another process meanwhile`);
     const c = counts;
     const backup = v5BackupPath(file);
-    await emit(
-      { output: flags.output },
-      {
+    await emit(flags, {
+      text:
+        `migrated ${file} from MQLite: ${c.queues} queues, ${c.subscriptions} subscriptions, ` +
+        `${c.messages} messages, ${c.dedup} dedup entries, ${c.receipts} receipts (copy kept at ${backup})`,
+      json: {
         location: file,
         migrated: true,
         backup,
@@ -106,9 +107,6 @@ export function registerMigrateFromMqlite(program: Command): void {
         receipts: c.receipts,
         receive_attempts: c.receiveAttempts,
       },
-      () =>
-        `migrated ${file} from MQLite: ${c.queues} queues, ${c.subscriptions} subscriptions, ` +
-        `${c.messages} messages, ${c.dedup} dedup entries, ${c.receipts} receipts (copy kept at ${backup})`,
-    );
+    });
   });
 }

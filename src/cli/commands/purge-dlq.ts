@@ -1,7 +1,9 @@
 import type { Command } from "commander";
+import { dlqBounds } from "../dlq-bounds.js";
 import { inChunks } from "../dlq-chunks.js";
 import { UsageError } from "../errors.js";
 import { addBrokerOptions, type BrokerFlags, duration, integer } from "../options.js";
+import { okResult } from "../output/original.js";
 import { emit, withBroker } from "../run.js";
 
 interface PurgeFlags extends BrokerFlags {
@@ -10,14 +12,18 @@ interface PurgeFlags extends BrokerFlags {
   all?: boolean;
 }
 
-/** A purge deletes for good: the whole DLQ only when asked in so many words. */
+/** A purge deletes for good: the whole DLQ only when asked in so many words (the original's checks, in its order). */
 function bounds(f: PurgeFlags): { max: number; olderThanMs: number } {
-  const bounded = f.max !== undefined || f.olderThan !== undefined;
-  if (f.all && bounded) throw new UsageError("--all purges every dead letter: drop --max and --older-than");
-  if (!f.all && !bounded)
-    throw new UsageError("purge-dlq needs --max, --older-than, or --all for the whole DLQ");
-  if (f.olderThan !== undefined && f.olderThan < 1) throw new UsageError("--older-than must be at least 1ms");
-  return { max: f.max ?? 0, olderThanMs: f.olderThan ?? 0 };
+  const { max, olderThanMs } = dlqBounds(f.max ?? 0, f.olderThan ?? 0);
+  if (max === 0 && olderThanMs === 0 && !f.all)
+    throw new UsageError(
+      "refusing to purge the entire DLQ without a bound — pass --max/--older-than, or --all to delete everything",
+    );
+  if (f.all && (f.max !== undefined || f.olderThan !== undefined))
+    throw new UsageError(
+      "--all deletes the entire DLQ and cannot be combined with --max/--older-than — pass one or the other",
+    );
+  return { max, olderThanMs };
 }
 
 /** `mqlite purge-dlq <queue> (--max N | --older-than D | --all)`: deletes dead letters. */
@@ -27,8 +33,12 @@ export function registerPurgeDlq(program: Command): void {
     .summary("delete dead letters for good")
     .description("delete dead letters for good, oldest first (bounded, or --all)")
     .argument("<queue>", "queue whose dead letters go")
-    .option("--max <n>", "at most this many, oldest first", integer(1))
-    .option("--older-than <duration>", "only those enqueued longer ago than this (at least 1ms)", duration())
+    .option("--max <n>", "at most this many, oldest first", integer())
+    .option(
+      "--older-than <duration>",
+      "only those enqueued longer ago than this (at least 1ms)",
+      duration(true),
+    )
     .option("--all", "every dead letter of the queue")
     .addHelpText(
       "after",
@@ -39,6 +49,14 @@ export function registerPurgeDlq(program: Command): void {
     const purged = await withBroker(flags, (broker) =>
       inChunks(broker, queue, `purging ${queue}`, max, (n) => broker.purge(queue, { max: n, olderThanMs })),
     );
-    await emit(flags, { purged }, () => `purged ${purged} dead letter${purged === 1 ? "" : "s"}`);
+    const ok = okResult([
+      ["action", "purge-dlq"],
+      ["purged", purged],
+    ]);
+    await emit(flags, {
+      ...ok,
+      human: () => `purged ${purged} dead letter${purged === 1 ? "" : "s"}`,
+      wire: { purged },
+    });
   });
 }

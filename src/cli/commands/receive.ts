@@ -5,8 +5,13 @@ import type { Message } from "../../contract/types.js";
 import { CommandError, UsageError } from "../errors.js";
 import { addBrokerOptions, type BrokerFlags, duration, integer } from "../options.js";
 import { messagesJson, messagesTable } from "../output/messages.js";
-import { printJson, printText, requireDeliveringStdout } from "../output/write.js";
-import { withBroker } from "../run.js";
+import { receivedJson, receivedText } from "../output/original.js";
+import { requireDeliveringStdout } from "../output/write.js";
+import { LockRenewer } from "../renewer.js";
+import { emit, RawJson, withBroker } from "../run.js";
+
+/** The longest long-poll: a longer --wait is cut to it, as the original does. */
+const MAX_WAIT_MS = 20_000;
 
 interface ReceiveFlags extends BrokerFlags {
   max: number;
@@ -16,18 +21,23 @@ interface ReceiveFlags extends BrokerFlags {
   delete?: boolean;
 }
 
-function print(messages: Message[], flags: ReceiveFlags, locks: boolean): Promise<void> {
-  if (flags.output === "json") return printJson(messagesJson(messages));
-  return printText(messages.length === 0 ? "no messages" : messagesTable(messages, { locks }));
+function print(messages: Message[], flags: ReceiveFlags, withToken: boolean): Promise<void> {
+  const view = withToken ? "received-with-token" : "received";
+  return emit(flags, {
+    text: receivedText(messages, withToken).trimEnd(),
+    json: new RawJson(receivedJson(messages, view)),
+    human: () => (messages.length === 0 ? "no messages" : messagesTable(messages, { locks: withToken })),
+    wire: messagesJson(messages),
+  });
 }
 
-/** Settles what was printed; a message whose lock was lost meanwhile is an error (it will come again). */
+/** Settles what was printed, in one CompleteBatch; a message whose lock was lost meanwhile is an error. */
 async function completeAll(broker: Broker, queue: string, messages: Message[]): Promise<void> {
   const items = messages.map((m) => ({ seqNumber: m.seqNumber, lockToken: m.lockToken ?? "" }));
   const lost = (await broker.completeBatch(queue, items)).filter((r) => !r.ok).map((r) => r.seqNumber);
   if (lost.length > 0)
     throw new LockLostError(
-      `mqlite: could not complete seq ${lost.join(", ")} (lock lost: it will be delivered again)`,
+      `${lost.length} of ${messages.length} message(s) failed to settle (seq [${lost.join(" ")}]) — they will redeliver`,
     );
 }
 
@@ -48,7 +58,7 @@ export function registerReceive(program: Command): void {
     .summary("receive messages, print them, complete them")
     .description("receive messages and print them; they are completed once printed (see --no-ack, --delete)")
     .argument("<queue>", "queue (or subscription)")
-    .option("--max <n>", "at most this many messages (up to 256)", integer(1), 1)
+    .option("--max <n>", "at most this many messages (up to 256; 0 or less means 1)", integer(), 1)
     .option(
       "--wait <duration>",
       "long-poll this long when none is ready, e.g. 20s (at most 20s)",
@@ -65,31 +75,47 @@ Examples:
   mqlite receive orders --no-ack           # then: mqlite complete orders <seq> <lock-token>`,
     );
   addBrokerOptions(cmd).action(async (queue: string, flags: ReceiveFlags) => {
-    if (flags.delete && !flags.ack) throw new UsageError("--delete and --no-ack exclude each other");
-    // Refuse before taking anything: printing is how the messages are delivered (with --no-ack
-    // only the tokens would be lost, and the locks lapse).
-    if (flags.ack || flags.delete) requireDeliveringStdout();
+    if (flags.delete && !flags.ack) throw new UsageError("--delete and --no-ack are mutually exclusive");
+    const peekLock = !flags.delete;
+    const settle = peekLock && flags.ack;
+    // Refuse before taking anything: in auto-ack mode printing is how the messages are delivered.
+    // (--delete drains on purpose; --no-ack keeps the locks, which lapse.)
+    if (settle) requireDeliveringStdout();
     await withBroker(flags, async (broker) => {
       const messages = await broker.receive(queue, {
-        maxMessages: flags.max,
-        waitMs: flags.wait,
+        maxMessages: flags.max > 0 ? flags.max : 1,
+        waitMs: Math.min(Math.max(Math.trunc(flags.wait), 0), MAX_WAIT_MS),
         mode: flags.delete ? "receive-and-delete" : "peek-lock",
       });
-      const peekLock = !flags.delete;
-      const settle = peekLock && flags.ack;
+      // The leases are kept alive from before the first byte is written until the batch is settled.
+      const renewer = settle ? new LockRenewer(broker, queue, messages).start() : undefined;
       try {
-        await print(messages, flags, peekLock && !flags.ack);
-      } catch (err) {
-        // Nobody saw these messages or their tokens: hand them back rather than let the locks lapse.
-        if (peekLock) await release(broker, queue, messages);
-        const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-        const fate = peekLock ? "they were given back" : "they were deleted (receive-and-delete)";
-        throw new CommandError(
-          "stdout_failed",
-          `stdout failed (${code}) with ${messages.length} message(s) received: ${fate}`,
-        );
+        await printAndSettle(broker, queue, messages, flags, { peekLock, settle });
+      } finally {
+        await renewer?.stop();
       }
-      if (settle && messages.length > 0) await completeAll(broker, queue, messages);
     });
   });
+}
+
+async function printAndSettle(
+  broker: Broker,
+  queue: string,
+  messages: Message[],
+  flags: ReceiveFlags,
+  { peekLock, settle }: { peekLock: boolean; settle: boolean },
+): Promise<void> {
+  try {
+    await print(messages, flags, peekLock && !flags.ack);
+  } catch (err) {
+    // Nobody saw these messages or their tokens: hand them back rather than let the locks lapse.
+    if (peekLock) await release(broker, queue, messages);
+    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    const fate = peekLock ? "they were given back" : "they were deleted (receive-and-delete)";
+    throw new CommandError(
+      "stdout_failed",
+      `stdout failed (${code}) with ${messages.length} message(s) received: ${fate}`,
+    );
+  }
+  if (settle && messages.length > 0) await completeAll(broker, queue, messages);
 }

@@ -1,6 +1,8 @@
 import type { Command } from "commander";
+import { dlqBounds } from "../dlq-bounds.js";
 import { inChunks } from "../dlq-chunks.js";
 import { addBrokerOptions, type BrokerFlags, duration, integer } from "../options.js";
+import { okResult } from "../output/original.js";
 import { emit, withBroker } from "../run.js";
 
 interface RedriveFlags extends BrokerFlags {
@@ -17,11 +19,11 @@ export function registerRedrive(program: Command): void {
     .description("move dead letters back to active, in place (delivery count reset) or into another queue")
     .argument("<queue>", "queue whose dead letters move")
     .option("--to <queue>", "move them into this queue instead (fresh seq, enqueued now)")
-    .option("--max <n>", "at most this many, oldest first (0 = all)", integer(0), 0)
+    .option("--max <n>", "at most this many, oldest first (0 = all)", integer(), 0)
     .option(
       "--older-than <duration>",
       "only those enqueued longer ago than this, e.g. 1h (0 = any)",
-      duration(),
+      duration(true),
       0,
     )
     .addHelpText(
@@ -29,11 +31,20 @@ export function registerRedrive(program: Command): void {
       "\nExamples:\n  mqlite redrive orders\n  mqlite redrive orders --to orders-retry --max 100 --older-than 1h",
     );
   addBrokerOptions(cmd).action(async (queue: string, flags: RedriveFlags) => {
+    const { max, olderThanMs } = dlqBounds(flags.max, flags.olderThan);
     const moved = await withBroker(flags, (broker) =>
-      inChunks(broker, queue, `redriving ${queue}`, flags.max, (max) =>
-        broker.redrive(queue, { max, olderThanMs: flags.olderThan, ...(flags.to && { target: flags.to }) }),
+      inChunks(broker, queue, `redriving ${queue}`, max, (n) =>
+        broker.redrive(queue, { max: n, olderThanMs, ...(flags.to && { target: flags.to }) }),
       ),
     );
-    await emit(flags, { moved }, () => `moved ${moved} dead letter${moved === 1 ? "" : "s"}`);
+    const ok = okResult([
+      ["action", "redrive"],
+      ["moved", moved],
+    ]);
+    await emit(flags, {
+      ...ok,
+      human: () => `moved ${moved} dead letter${moved === 1 ? "" : "s"}`,
+      wire: { moved },
+    });
   });
 }

@@ -11,6 +11,7 @@ import {
 } from "../input/message-flags.js";
 import { readAll } from "../input/read.js";
 import { addBrokerOptions, type BrokerFlags, duration } from "../options.js";
+import { okResult } from "../output/original.js";
 import { emit, withBroker } from "../run.js";
 
 interface SendFlags extends BrokerFlags, MessageFlags {
@@ -19,11 +20,11 @@ interface SendFlags extends BrokerFlags, MessageFlags {
   ndjson?: boolean;
 }
 
-function lineFormat(body: string | undefined, f: SendFlags): LineFormat | undefined {
+function lineFormat(words: string[], f: SendFlags): LineFormat | undefined {
   if (f.lines && f.ndjson) throw new UsageError("--lines and --ndjson exclude each other");
   const format = f.ndjson ? "ndjson" : f.lines ? "lines" : undefined;
   if (!format) return undefined;
-  if (body !== undefined && body !== "-") throw new UsageError(`--${format} reads - (stdin) or --file`);
+  if (words.length > 0 && words[0] !== "-") throw new UsageError(`--${format} reads - (stdin) or --file`);
   if (format === "ndjson" && hasMetadata(f))
     throw new UsageError("--ndjson lines carry their own fields: drop the message flags");
   if (f.messageId) throw new UsageError("--message-id would give every line the same id");
@@ -44,7 +45,10 @@ export function registerSend(program: Command): void {
     .summary("send a message (or many) to a queue or topic")
     .description("send a message to a queue or publish it to a topic; - reads stdin")
     .argument("<queue>", "queue or topic")
-    .argument("[body]", "the body as text, or - to read it from stdin (omit with --file)");
+    .argument(
+      "[body...]",
+      "the body as text (words joined by spaces), or - to read stdin (omit with --file)",
+    );
   addMessageOptions(cmd)
     .option("--ttl <duration>", "time to live, e.g. 1h (the queue's default TTL is a ceiling)", duration())
     .option("--lines", "bulk: every line of stdin or --file is one message body")
@@ -60,10 +64,11 @@ Examples:
   curl -s https://example.org/x.json | mqlite send orders -
   mqlite send orders --file batch.ndjson --ndjson     (one Send per 256 lines, progress on a terminal)`,
     );
-  addBrokerOptions(cmd).action(async (queue: string, body: string | undefined, flags: SendFlags) => {
-    const format = lineFormat(body, flags);
-    const input = bodyInput(body, flags);
-    const options = flags.ttl ? { ttlMs: flags.ttl } : {};
+  addBrokerOptions(cmd).action(async (queue: string, words: string[], flags: SendFlags) => {
+    const format = lineFormat(words, flags);
+    const input = bodyInput(words, flags);
+    const ttlMs = Math.trunc(flags.ttl ?? 0);
+    const options = ttlMs ? { ttlMs } : {};
     let seqs: number[];
     if (format) {
       if ("text" in input) throw new UsageError(`--${format} reads - (stdin) or --file`);
@@ -78,6 +83,18 @@ Examples:
       };
       seqs = await withBroker(flags, (broker) => broker.send(queue, message, options));
     }
-    await emit(flags, { seq_numbers: seqs }, () => summary(seqs));
+    // One `ok:` line (one object) per message, as the original prints for its one message.
+    const results = seqs.map((seq) =>
+      okResult([
+        ["queue", queue],
+        ["seq", seq],
+      ]),
+    );
+    await emit(flags, {
+      text: results.map((r) => r.text).join("\n"),
+      json: format ? results.map((r) => r.json) : results[0]!.json,
+      human: () => summary(seqs),
+      wire: { seq_numbers: seqs },
+    });
   });
 }

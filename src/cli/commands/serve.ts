@@ -108,6 +108,7 @@ Environment:
     )
     .action(async (options: { addr?: string; insecureAllowRemote?: boolean }) => {
       const config = serveConfig(options, process.env);
+      for (const line of config.warnings) process.stderr.write(`${line}\n`);
       await serve(config, options.insecureAllowRemote === true);
     });
 }

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { Broker } from "../../contract/broker.js";
 import { addBrokerOptions, type BrokerFlags, duration, seqNumber } from "../options.js";
+import { okResult } from "../output/original.js";
 import { emit, withBroker } from "../run.js";
 
 interface SettleFlags extends BrokerFlags {
@@ -31,7 +32,7 @@ const VERBS: Verb[] = [
     summary: "release a locked message for redelivery",
     description: "release a locked message for redelivery (dead-lettered at the delivery limit)",
     done: "abandoned",
-    run: (b, q, s, t, f) => b.abandon(q, s, t, f.delay ? { delayMs: f.delay } : {}),
+    run: (b, q, s, t, f) => b.abandon(q, s, t, f.delay ? { delayMs: Math.trunc(f.delay) } : {}),
     options: (cmd) =>
       cmd.option("--delay <duration>", "hide it this long before redelivery, e.g. 60s", duration()),
   },
@@ -74,12 +75,20 @@ export function registerSettle(program: Command): void {
       .summary(verb.summary)
       .description(verb.description)
       .argument("<queue>", "queue")
-      .argument("<seq>", "sequence number", seqNumber)
+      .argument("<seq>", "sequence number")
       .argument("<lock-token>", "the lock token the receive printed (receive --no-ack)");
     if (verb.options) cmd = verb.options(cmd);
-    addBrokerOptions(cmd).action(async (queue: string, seq: number, token: string, flags: SettleFlags) => {
-      await withBroker(flags, (broker) => verb.run(broker, queue, seq, token, flags));
-      await emit(flags, { ok: true }, () => `${verb.done} seq ${seq}`);
-    });
+    addBrokerOptions(cmd).action(
+      async (queue: string, seqText: string, token: string, flags: SettleFlags) => {
+        const seq = seqNumber(seqText);
+        await withBroker(flags, (broker) => verb.run(broker, queue, seq, token, flags));
+        const ok = okResult([
+          ["action", verb.name],
+          ["queue", queue],
+          ["seq", seq],
+        ]);
+        await emit(flags, { ...ok, human: () => `${verb.done} seq ${seq}`, wire: { ok: true } });
+      },
+    );
   }
 }

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { addBrokerOptions, type BrokerFlags } from "../options.js";
+import { okResult } from "../output/original.js";
 import { emit, withBroker } from "../run.js";
 
 interface SubscribeFlags extends BrokerFlags {
@@ -24,6 +25,15 @@ export function registerSubscribe(program: Command): void {
     await withBroker(flags, (broker) =>
       broker.subscribe(topic, name, flags.expr ? { filter: flags.expr } : {}),
     );
-    await emit(flags, {}, () => `subscribed ${name} to ${topic}${flags.expr ? ` where ${flags.expr}` : ""}`);
+    const ok = okResult([
+      ["action", "subscribe"],
+      ["subscription", name],
+      ["topic", topic],
+    ]);
+    await emit(flags, {
+      ...ok,
+      human: () => `subscribed ${name} to ${topic}${flags.expr ? ` where ${flags.expr}` : ""}`,
+      wire: {},
+    });
   });
 }

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { addBrokerOptions, type BrokerFlags } from "../options.js";
+import { okResult } from "../output/original.js";
 import { emit, withBroker } from "../run.js";
 
 /** `mqlite unsubscribe <topic> <name>`: removes a subscription and its backing queue. */
@@ -12,6 +13,11 @@ export function registerUnsubscribe(program: Command): void {
     .argument("<name>", "subscription");
   addBrokerOptions(cmd).action(async (topic: string, name: string, flags: BrokerFlags) => {
     await withBroker(flags, (broker) => broker.unsubscribe(topic, name));
-    await emit(flags, {}, () => `unsubscribed ${name} from ${topic}`);
+    const ok = okResult([
+      ["action", "unsubscribe"],
+      ["subscription", name],
+      ["topic", topic],
+    ]);
+    await emit(flags, { ...ok, human: () => `unsubscribed ${name} from ${topic}`, wire: {} });
   });
 }

@@ -2,6 +2,7 @@ import { existsSync, statSync } from "node:fs";
 import type { Command } from "commander";
 import { DbLockedError } from "../../contract/errors.js";
 import { isPostgresDsn } from "../../postgres/options.js";
+import { DEFAULT_DB } from "../connect/target.js";
 import { CommandError, UsageError } from "../errors.js";
 import { addBrokerOptions, type BrokerFlags } from "../options.js";
 import { bytes } from "../output/format.js";
@@ -13,15 +14,25 @@ interface VacuumFlags extends BrokerFlags {
 
 /** The file the flags and environment name; a served broker or a non-file database is refused. */
 function localDatabase(flags: VacuumFlags): string {
-  if (flags.endpoint !== undefined || flags.token !== undefined)
+  if (flags.endpoint?.trim() || process.env.MQLITE_ENDPOINT?.trim())
     throw new UsageError(
-      "vacuum works on a local database file with the broker stopped: use --db or MQLITE_DB, not --endpoint",
+      "vacuum is a local maintenance command: drop --endpoint/MQLITE_ENDPOINT and point MQLITE_DB at the file",
     );
-  const db = (flags.db ?? process.env.MQLITE_DB ?? "").trim();
-  if (db === "") throw new UsageError("vacuum needs the database file: --db or MQLITE_DB");
+  const db = (flags.db ?? process.env.MQLITE_DB ?? "").trim() || DEFAULT_DB;
   if (isPostgresDsn(db)) throw new UsageError("vacuum is for SQLite files; PostgreSQL has its own VACUUM");
   return db;
 }
+
+/** The main file's size, as the original measures it (the -wal file not counted). */
+function mainFile(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+const mib = (n: number) => (n / 2 ** 20).toFixed(2);
 
 function onDisk(file: string): number {
   let total = 0;
@@ -52,6 +63,7 @@ export function registerVacuum(program: Command): void {
     const file = normalizePath(db);
     if (!existsSync(file)) throw new CommandError("not_found", `no database at ${file}`);
     const before = onDisk(file);
+    const beforeMain = mainFile(file);
     let sqlite: ReturnType<typeof openDatabase>;
     try {
       sqlite = openDatabase(file, { exclusive: true, now: Date.now() });
@@ -69,10 +81,22 @@ export function registerVacuum(program: Command): void {
       sqlite.close();
     }
     const after = onDisk(file);
-    await emit(
-      flags,
-      { location: file, full: flags.full === true, bytes_before: before, bytes_after: after },
-      () => `vacuumed ${file}${flags.full ? " (full)" : ""}: ${bytes(before)} → ${bytes(after)}`,
-    );
+    const afterMain = mainFile(file);
+    const freed = Math.max(beforeMain - afterMain, 0);
+    const grew = Math.max(afterMain - beforeMain, 0);
+    const kind = flags.full ? "VACUUM" : "incremental_vacuum";
+    const outcome = grew > 0 ? `nothing to reclaim; the DB grew ${mib(grew)} MiB` : `freed ${mib(freed)} MiB`;
+    await emit(flags, {
+      text: `ok: ${kind} — ${mib(beforeMain)} MiB -> ${mib(afterMain)} MiB (${outcome})`,
+      json: {
+        action: "vacuum",
+        after_bytes: afterMain,
+        before_bytes: beforeMain,
+        freed_bytes: freed,
+        grew_bytes: grew,
+      },
+      human: () => `vacuumed ${file}${flags.full ? " (full)" : ""}: ${bytes(before)} → ${bytes(after)}`,
+      wire: { location: file, full: flags.full === true, bytes_before: before, bytes_after: after },
+    });
   });
 }

@@ -7,7 +7,7 @@ import { printJson, printText } from "../output/write.js";
 export function registerVersion(program: Command): void {
   addOutputOption(program.command("version").description("print the version")).action(
     async (flags: { output: OutputFormat }) => {
-      if (flags.output === "json") await printJson({ version: VERSION });
+      if (flags.output === "json" || flags.output === "wire") await printJson({ version: VERSION });
       else await printText(`mqlite ${VERSION}`);
     },
   );

@@ -1,4 +1,5 @@
 import type { Broker } from "../../contract/broker.js";
+import { EnvReader } from "../env.js";
 import type { Target } from "./target.js";
 
 /** A broker opened for one command, and what closing it takes. */
@@ -23,7 +24,15 @@ export async function openTarget(target: Target): Promise<OpenedBroker> {
     return { broker, target, close: () => broker.close() };
   }
   const { openBroker } = await import("../../open.js");
-  const broker = await openBroker(target.db);
+  // As the original, the engine settings of the environment apply here too (bad values warn).
+  const env = new EnvReader(process.env);
+  const synchronous = env.synchronous();
+  const maxMessageBytes = env.maxMessageBytes();
+  for (const line of env.warnings) process.stderr.write(`${line}\n`);
+  const broker = await openBroker(target.db, {
+    synchronous,
+    ...(maxMessageBytes !== undefined && { maxMessageBytes }),
+  });
   try {
     await broker.runMaintenanceOnce();
   } catch (err) {

@@ -1,10 +1,10 @@
 import { UsageError } from "../errors.js";
-import { normalizeEndpoint } from "./endpoint.js";
+import { parseEndpoint, sameBroker } from "./endpoint.js";
 
 /** The connection flags every data and admin command takes. */
 export interface ConnectionFlags {
   endpoint?: string;
-  /** `--token=` (empty) sends no credential, whatever the environment says. */
+  /** `--token=` (empty) sends no credential, whatever the environment or the DSN says. */
   token?: string;
   db?: string;
 }
@@ -13,50 +13,53 @@ export interface ConnectionFlags {
 export type Target = { mode: "remote"; url: string; token?: string } | { mode: "embedded"; db: string };
 
 export interface ResolveOptions {
-  /** Used when neither an endpoint nor a database is named (the MCP server's `http://127.0.0.1:6754`). */
+  /** Used when no endpoint is named (the MCP server's `http://127.0.0.1:6754`), instead of a file. */
   defaultEndpoint?: string;
+  /** Where a warning goes (the ambient token withheld from another host). */
+  warn?: (line: string) => void;
 }
+
+/** The database a command opens when nothing is named, as the original: `./mq.db` in the working directory. */
+export const DEFAULT_DB = "./mq.db";
 
 const set = (value: string | undefined): value is string => value !== undefined && value.trim() !== "";
 
-function remote(url: string, token: string | undefined): Target {
-  return token ? { mode: "remote", url, token } : { mode: "remote", url };
+function remote(endpoint: string, token: string | undefined): Target {
+  const parsed = parseEndpoint(endpoint, "endpoint");
+  // A non-empty --token or MQLITE_TOKEN wins over the DSN's; `--token=` removes both.
+  const chosen = token === undefined ? parsed.token : token || undefined;
+  return chosen ? { mode: "remote", url: parsed.url, token: chosen } : { mode: "remote", url: parsed.url };
 }
 
 /**
- * Picks the target, as the original does: client mode wins over a database (`--endpoint` or
- * `MQLITE_ENDPOINT` over `MQLITE_DB`), flags win over the environment, and the ambient
- * `MQLITE_TOKEN` goes only to the endpoint the environment names (never to one typed on the
- * command line), so a token cannot leak to another host by accident.
+ * Picks the target as the original does. `--endpoint` replaces `MQLITE_ENDPOINT`, even when
+ * empty (`--endpoint=` forces a local database); a non-empty endpoint means client mode. The
+ * ambient `MQLITE_TOKEN` goes only to the broker `MQLITE_ENDPOINT` names, never to another one
+ * typed on the command line (a warning says so). Without an endpoint: `--db` (ours), else
+ * `MQLITE_DB`, else `./mq.db`. `--db` and `--endpoint` together are refused.
  */
 export function resolveTarget(
   flags: ConnectionFlags,
   env: NodeJS.ProcessEnv,
   options: ResolveOptions = {},
 ): Target {
-  if (flags.endpoint !== undefined && flags.db !== undefined)
+  if (set(flags.endpoint) && flags.db !== undefined)
     throw new UsageError("--endpoint and --db name two brokers: give one");
-  const envEndpoint = set(env.MQLITE_ENDPOINT)
-    ? normalizeEndpoint(env.MQLITE_ENDPOINT, "MQLITE_ENDPOINT")
-    : undefined;
-  const envToken = set(env.MQLITE_TOKEN) ? env.MQLITE_TOKEN.trim() : undefined;
-  if (flags.endpoint !== undefined) {
-    const url = normalizeEndpoint(flags.endpoint);
-    return remote(url, flags.token ?? (url === envEndpoint ? envToken : undefined));
+  const envEndpoint = env.MQLITE_ENDPOINT?.trim() ?? "";
+  const envToken = env.MQLITE_TOKEN || undefined;
+  const endpoint = flags.endpoint !== undefined ? flags.endpoint.trim() : envEndpoint;
+  if (endpoint !== "" && flags.db === undefined) {
+    if (flags.token !== undefined) return remote(endpoint, flags.token);
+    if (flags.endpoint === undefined || (envEndpoint !== "" && sameBroker(endpoint, envEndpoint)))
+      return remote(endpoint, envToken);
+    if (envToken)
+      (options.warn ?? ((l) => process.stderr.write(`${l}\n`)))(
+        "warning: --endpoint changes the target host; MQLITE_TOKEN is NOT forwarded to it — pass --token to authenticate",
+      );
+    return remote(endpoint, undefined);
   }
-  if (flags.db !== undefined) {
-    if (!set(flags.db)) throw new UsageError("--db is blank");
-    if (flags.token !== undefined) throw new UsageError("--token is for a served broker, not --db");
-    return { mode: "embedded", db: flags.db.trim() };
-  }
-  if (envEndpoint) return remote(envEndpoint, flags.token ?? envToken);
-  if (set(env.MQLITE_DB)) {
-    if (flags.token !== undefined) throw new UsageError("--token is for a served broker (set --endpoint)");
-    return { mode: "embedded", db: env.MQLITE_DB.trim() };
-  }
+  if (flags.db !== undefined) return { mode: "embedded", db: flags.db.trim() || DEFAULT_DB };
+  if (set(env.MQLITE_DB)) return { mode: "embedded", db: env.MQLITE_DB.trim() };
   if (options.defaultEndpoint) return remote(options.defaultEndpoint, flags.token ?? envToken);
-  throw new UsageError(
-    "no broker named: set MQLITE_ENDPOINT (or --endpoint) for a served broker, " +
-      "or MQLITE_DB (or --db) for a database file",
-  );
+  return { mode: "embedded", db: DEFAULT_DB };
 }

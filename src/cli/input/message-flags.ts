@@ -48,14 +48,15 @@ export function hasMetadata(f: MessageFlags): boolean {
 }
 
 /**
- * Where the body comes from: the `<body>` argument (text), `-` (stdin) or `--file`; exactly one.
- * Returns the literal text, or the source to read.
+ * Where the body comes from, as the original reads it: the positional words joined by single
+ * spaces (`send q hello world` sends `hello world`), `-` (stdin; later words ignored) or `--file`;
+ * exactly one. Returns the literal text, or the source to read.
  */
-export function bodyInput(body: string | undefined, f: MessageFlags): { text: string } | Source {
-  if (body !== undefined && f.file !== undefined) throw new UsageError("give the body or --file, not both");
+export function bodyInput(words: string[], f: MessageFlags): { text: string } | Source {
+  if (words.length > 0 && f.file !== undefined)
+    throw new UsageError("give the body either as an argument or with --file, not both");
   if (f.file !== undefined) return { kind: "file", path: f.file };
-  if (body === undefined)
-    throw new UsageError("missing the body: give it as an argument, - for stdin, or --file");
-  if (body === "-") return { kind: "stdin" };
-  return { text: body };
+  if (words.length === 0) throw new UsageError("no body given (provide a body argument, --file, or '-')");
+  if (words[0] === "-") return { kind: "stdin" };
+  return { text: words.join(" ") };
 }

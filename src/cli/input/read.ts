@@ -22,7 +22,12 @@ export async function readAll(source: Source, cap = MAX_INPUT_BYTES): Promise<Bu
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > cap) throw new UsageError(`${describe(source)} is over ${cap} bytes`);
+      if (size > cap)
+        throw new UsageError(
+          source.kind === "stdin"
+            ? "stdin body exceeds the 16 MiB CLI limit; use --file for larger messages"
+            : `${describe(source)} is over ${cap} bytes`,
+        );
       chunks.push(chunk);
     }
   } finally {

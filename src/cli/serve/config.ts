@@ -1,6 +1,6 @@
 import type { DlqBounds } from "../../engine/dead-letters.js";
-import { parseSyncMode, type SyncMode } from "../../store/sync-mode.js";
-import { parseGoDuration } from "../duration.js";
+import type { SyncMode } from "../../store/sync-mode.js";
+import { EnvReader } from "../env.js";
 import { CliError } from "../errors.js";
 import { isLoopback, type ListenAddr, parseAddr } from "./addr.js";
 import { parseTokens, type TokenSetting } from "./tokens.js";
@@ -19,6 +19,8 @@ export interface ServeConfig {
   logLevel: string;
   /** `MQLITE_MAX_LONG_POLLS`: long-polls parked at once (default: the server's, 1000). */
   maxLongPolls: number | undefined;
+  /** One stderr line per setting whose value was ignored (the default applies). */
+  warnings: string[];
 }
 
 export interface ServeFlags {
@@ -31,32 +33,23 @@ export const DEFAULT_DB = "./mq.db";
 const FOURTEEN_DAYS_MS = 14 * 24 * 3600 * 1000;
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
 
-function count(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const n = Number(raw.trim());
-  if (!Number.isSafeInteger(n) || n < min)
-    throw new CliError(`${name} must be an integer ≥ ${min} (got "${raw}")`);
-  return n;
-}
-
-function dlqRetention(env: NodeJS.ProcessEnv): DlqBounds {
-  if (env.MQLITE_DLQ_RETENTION?.trim().toLowerCase() === "off")
-    return { maxAgeMs: 0, maxCount: 0, maxBytes: 0 };
-  const age = env.MQLITE_DLQ_MAX_AGE;
-  const maxAgeMs =
-    age === undefined || age.trim() === "" ? FOURTEEN_DAYS_MS : parseGoDuration(age, "MQLITE_DLQ_MAX_AGE");
-  if (maxAgeMs < 0) throw new CliError("MQLITE_DLQ_MAX_AGE must not be negative");
+/** Dead-letter retention: a bound of 0 or less turns that bound off, as in the original. */
+function dlqRetention(env: NodeJS.ProcessEnv, read: EnvReader): DlqBounds {
+  if (env.MQLITE_DLQ_RETENTION?.toLowerCase() === "off") return { maxAgeMs: 0, maxCount: 0, maxBytes: 0 };
   return {
-    maxAgeMs,
-    maxCount: count(env, "MQLITE_DLQ_MAX_COUNT", 1_000_000, 0),
-    maxBytes: count(env, "MQLITE_DLQ_MAX_BYTES", 0, 0),
+    maxAgeMs: Math.max(0, read.duration("MQLITE_DLQ_MAX_AGE", FOURTEEN_DAYS_MS)),
+    maxCount: Math.max(0, read.integer("MQLITE_DLQ_MAX_COUNT", 1_000_000)),
+    maxBytes: Math.max(0, read.integer("MQLITE_DLQ_MAX_BYTES", 0)),
   };
 }
 
 const UI_OFF = ["off", "false", "0", "no"];
 
-/** Resolves `serve`'s configuration (spec §5, §1.3): flags win over the environment. */
+/**
+ * Resolves `serve`'s configuration (spec §5, §1.3): flags win over the environment. A value that
+ * does not parse is ignored with a warning, as in the original; only MQLITE_SYNC, a blank address,
+ * an unusable MQLITE_TOKENS and an open listen without auth stop the start.
+ */
 export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv): ServeConfig {
   const addr =
     flags.addr !== undefined
@@ -69,36 +62,20 @@ export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv): ServeCon
         "bind a loopback address, or pass --insecure-allow-remote",
     );
   }
-  let synchronous: SyncMode;
-  try {
-    synchronous = parseSyncMode(env.MQLITE_SYNC?.trim());
-  } catch {
-    throw new CliError(`MQLITE_SYNC must be one of NORMAL, FULL, OFF, EXTRA (got "${env.MQLITE_SYNC}")`);
-  }
-  const maxBytes = env.MQLITE_MAX_MESSAGE_BYTES;
-  const logLevel = (env.MQLITE_LOG_LEVEL?.trim() || "info").toLowerCase();
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new CliError(
-      `MQLITE_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")} (got "${env.MQLITE_LOG_LEVEL}")`,
-    );
-  }
-  const db = env.MQLITE_DB?.trim() || DEFAULT_DB;
+  const read = new EnvReader(env);
+  const synchronous = read.synchronous();
+  const maxLongPolls = read.integer("MQLITE_MAX_LONG_POLLS", 0, (n) => n > 0);
   return {
     addr,
-    db,
+    db: env.MQLITE_DB?.trim() || DEFAULT_DB,
     auth,
     synchronous,
-    maxMessageBytes:
-      maxBytes === undefined || maxBytes.trim() === ""
-        ? undefined
-        : count(env, "MQLITE_MAX_MESSAGE_BYTES", 0, 1),
+    maxMessageBytes: read.maxMessageBytes(),
     cors: env.MQLITE_CORS?.trim() || undefined,
     ui: !UI_OFF.includes((env.MQLITE_UI ?? "").trim().toLowerCase()),
-    dlqRetention: dlqRetention(env),
-    logLevel,
-    maxLongPolls:
-      env.MQLITE_MAX_LONG_POLLS === undefined || env.MQLITE_MAX_LONG_POLLS.trim() === ""
-        ? undefined
-        : count(env, "MQLITE_MAX_LONG_POLLS", 0, 1),
+    dlqRetention: dlqRetention(env, read),
+    logLevel: read.choice("MQLITE_LOG_LEVEL", LOG_LEVELS, "info"),
+    maxLongPolls: maxLongPolls > 0 ? maxLongPolls : undefined,
+    warnings: read.warnings,
   };
 }
