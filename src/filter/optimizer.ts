@@ -96,19 +96,34 @@ function foldBinary(n: Node & { kind: "Binary" }): Node {
     if (op === "+") return replaceWith(n, { kind: "String", value: l.value + r.value, pos: n.pos });
     if (op === "==") return replaceWith(n, { kind: "Bool", value: l.value === r.value, pos: n.pos });
   }
-  if (l.kind === "Bool" && r.kind === "Bool") {
-    switch (op) {
-      case "&&":
-      case "and":
-        return replaceWith(n, { kind: "Bool", value: l.value && r.value, pos: n.pos });
-      case "||":
-      case "or":
-        return replaceWith(n, { kind: "Bool", value: l.value || r.value, pos: n.pos });
-      case "==":
-        return replaceWith(n, { kind: "Bool", value: l.value === r.value, pos: n.pos });
-    }
+  if (op === "&&" || op === "and" || op === "||" || op === "or") return foldLogic(n);
+  if (l.kind === "Bool" && r.kind === "Bool" && op === "==") {
+    return replaceWith(n, { kind: "Bool", value: l.value === r.value, pos: n.pos });
   }
   return n;
+}
+
+/**
+ * Upstream folds a logical operator as soon as one side is a boolean literal, whatever the other
+ * side is: `true && x` and `x && true` become `x`, `false && x` and `x && false` become `false`
+ * (so `x` is never evaluated, even when it would fail); dually for `||`. The kept operand keeps
+ * its own static type, so the compiler does not assume it is a bool.
+ */
+function foldLogic(n: Node & { kind: "Binary" }): Node {
+  const { left: l, right: r } = n;
+  const and = n.op === "&&" || n.op === "and";
+  const lb = l.kind === "Bool" ? l.value : undefined;
+  const rb = r.kind === "Bool" ? r.value : undefined;
+  // The identity element (true for &&, false for ||) on the left keeps the right, and vice versa.
+  if (lb === and) return keep(n, r);
+  if (rb === and) return keep(n, l);
+  if (lb === !and || rb === !and) return replaceWith(n, { kind: "Bool", value: !and, pos: n.pos });
+  return n;
+}
+
+function keep(target: Node, operand: Node): Node {
+  operand.pos = target.pos;
+  return operand;
 }
 
 /** Folds constants bottom-up; returns the (possibly replaced) node. */

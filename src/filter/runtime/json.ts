@@ -14,6 +14,7 @@ import {
   GoWeekday,
   goTypeName,
   isPlainMap,
+  NIL_SLICE,
   type PlainMap,
   type Value,
 } from "./values.js";
@@ -91,6 +92,7 @@ function encode(v: Value, indent: string): string {
   if (v instanceof GoFloat) return jsonFloat(v.v);
   const inner = `${indent}  `;
   if (Array.isArray(v)) {
+    if (v === NIL_SLICE) return "null";
     if (v.length === 0) return "[]";
     return `[\n${v.map((x) => inner + encode(x, inner)).join(",\n")}\n${indent}]`;
   }
