@@ -103,6 +103,8 @@ export interface BuiltinNode extends Base {
   kind: "Builtin";
   name: string;
   args: Node[];
+  /** Set by the optimizer on `count(arr, pred) > N` and kin: the loop stops at this many matches. */
+  threshold?: number;
 }
 export interface PredicateNode extends Base {
   kind: "Predicate";

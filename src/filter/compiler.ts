@@ -597,7 +597,7 @@ export class Compiler {
             return k;
           };
         }
-        return this.boolLoop(name, coll, this.predicate(args[1] as Node));
+        return this.boolLoop(name, coll, this.predicate(args[1] as Node), n.threshold);
       }
       case "map": {
         const coll = this.compile(args[0] as Node);
@@ -727,7 +727,12 @@ export class Compiler {
       );
   }
 
-  private boolLoop(name: string, coll: Fn, pred: { body: Fn; slots: PredicateSlots }): Fn {
+  private boolLoop(
+    name: string,
+    coll: Fn,
+    pred: { body: Fn; slots: PredicateSlots },
+    threshold = Number.POSITIVE_INFINITY,
+  ): Fn {
     const { body, slots } = pred;
     const e = slots.elem;
     const ix = slots.index;
@@ -769,7 +774,7 @@ export class Compiler {
           let k = 0;
           iterate(c, (_i, _v, r) => {
             if (r) k++;
-            return undefined;
+            return k >= threshold ? true : undefined;
           });
           return k;
         };

@@ -142,17 +142,20 @@ export function fold(node: Node): Node {
       }
       return node;
     }
-    case "Binary":
+    case "Binary": {
+      inStringSet(node);
       node.left = fold(node.left);
       node.right = fold(node.right);
-      return foldBinary(node);
+      const folded = foldBinary(node);
+      return folded.kind === "Binary" ? countEarlyExit(folded) : folded;
+    }
     case "Array": {
       node.nodes = node.nodes.map(fold);
+      // Only arrays of number, string and bool literals become constants (not nil, not nested).
       const values: Value[] = [];
       for (const n of node.nodes) {
-        const lv = literalValue(n);
-        if (!lv.ok || Array.isArray(lv.v)) return node;
-        values.push(lv.v);
+        if (n.kind !== "Int" && n.kind !== "Float" && n.kind !== "String" && n.kind !== "Bool") return node;
+        values.push((literalValue(n) as { v: Value }).v);
       }
       if (values.length === 0) return node;
       return replaceWith(node, { kind: "Constant", value: values, pos: node.pos });
@@ -176,7 +179,7 @@ export function fold(node: Node): Node {
       return node;
     case "Builtin":
       node.args = node.args.map(fold);
-      return node;
+      return sumOfArrayLiteral(node);
     case "Conditional":
       node.cond = fold(node.cond);
       node.exp1 = fold(node.exp1);
@@ -198,4 +201,55 @@ export function fold(node: Node): Node {
     default:
       return node;
   }
+}
+
+/**
+ * `x in ["a", "b"]` (string literals only) looks `x` up in a set of strings, as upstream does,
+ * unless `x` is statically an int: a non-string `x` is then a run-time error and nil looks up "".
+ * The set is a plain map, whose `in` has exactly these semantics.
+ */
+function inStringSet(n: Node & { kind: "Binary" }): void {
+  const r = n.right;
+  if (n.op !== "in" || r.kind !== "Array" || r.nodes.length === 0) return;
+  if (n.left.type?.k === "int" && r.nodes.every((x) => x.kind === "Int")) return;
+  if (!r.nodes.every((x) => x.kind === "String")) return;
+  const set: Record<string, Value> = Object.create(null);
+  for (const x of r.nodes) set[(x as Node & { kind: "String" }).value] = true;
+  n.right = replaceWith(r, { kind: "Constant", value: set, pos: r.pos });
+}
+
+/**
+ * `sum([a, b, c])` over a non-constant array literal is `a + (b + c)`, as upstream rewrites it: so
+ * it also concatenates strings, and it no longer starts from the int 0.
+ */
+function sumOfArrayLiteral(n: Node & { kind: "Builtin" }): Node {
+  const arr = n.args[0];
+  if (n.name !== "sum" || n.args.length !== 1 || arr?.kind !== "Array" || arr.nodes.length < 2) return n;
+  const chain = (items: Node[]): Node => {
+    const [head, ...rest] = items as [Node, ...Node[]];
+    if (rest.length === 0) return head;
+    return { kind: "Binary", op: "+", left: head, right: chain(rest), pos: head.pos };
+  };
+  const sum = chain(arr.nodes);
+  sum.pos = n.pos;
+  return sum;
+}
+
+/**
+ * `count(arr, pred)` compared with an int literal stops counting once the comparison is decided
+ * (`> 0` and `>= 1` become `any`), as upstream's optimizer does: a later failing element is then
+ * never reached.
+ */
+function countEarlyExit(n: Node & { kind: "Binary" }): Node {
+  const count = n.left;
+  const limit = n.right;
+  if (count.kind !== "Builtin" || count.name !== "count" || count.args.length !== 2) return n;
+  if (limit.kind !== "Int" || typeof limit.value !== "number" || limit.value < 0) return n;
+  const v = limit.value;
+  if ((n.op === ">" && v === 0) || (n.op === ">=" && v === 1)) {
+    return replaceWith(n, { kind: "Builtin", name: "any", args: count.args, pos: n.pos });
+  }
+  const threshold = n.op === ">" || n.op === "<=" ? v + 1 : n.op === ">=" || n.op === "<" ? v : 0;
+  if (threshold > 1) count.threshold = threshold;
+  return n;
 }
