@@ -105,6 +105,8 @@ export interface BuiltinNode extends Base {
   args: Node[];
   /** Set by the optimizer on `count(arr, pred) > N` and kin: the loop stops at this many matches. */
   threshold?: number;
+  /** Set by the optimizer on `sum([a, b, …])`: computed as `a + (b + …)`. */
+  addsElements?: boolean;
 }
 export interface PredicateNode extends Base {
   kind: "Predicate";

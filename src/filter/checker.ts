@@ -9,7 +9,8 @@ import { forEachChild } from "./ast.js";
 import { BUILTIN_NAMES, PREDICATE_BUILTINS } from "./builtins/names.js";
 import { BUILTINS } from "./builtins/registry.js";
 import { CheckError } from "./builtins/signature.js";
-import { CompileFailure } from "./errors.js";
+import { CompileFailure, LimitFailure } from "./errors.js";
+import { nestingMessage } from "./parser.js";
 import { parseRegex } from "./regex/parser.js";
 import { methodsOfType } from "./time/methods.js";
 import {
@@ -55,6 +56,8 @@ export interface CheckerConfig {
   strict: boolean;
   functions: ReadonlyMap<string, FuncType>;
   disabledBuiltins: ReadonlySet<string>;
+  /** Nesting limit on the AST's depth; 0 disables it. */
+  maxDepth: number;
 }
 
 interface PredicateScope {
@@ -109,6 +112,8 @@ export class Checker {
   private lets: LetNode[] = [];
   /** > 0 while visiting a subtree upstream leaves unchecked. */
   private lenient = 0;
+  /** Current depth of the AST walk, bounded by `maxDepth`. */
+  private depth = 0;
   private predicates: PredicateScope[] = [];
   /** Env names referenced by the program; "$env" when the whole env is. */
   readonly usedNames = new Set<string>();
@@ -126,10 +131,19 @@ export class Checker {
   }
 
   private visit(node: Node): Type {
-    if (this.lenient > 0) return this.visitLenient(node);
-    const t = this.visitInner(node);
-    node.type = t;
-    return t;
+    // Counted, so that every later pass (folding, compiling, running) recurses at most this deep
+    // and the answer does not depend on how much stack the process has left.
+    if (++this.depth > this.cfg.maxDepth && this.cfg.maxDepth > 0) {
+      throw new LimitFailure(nestingMessage(this.cfg.maxDepth), node.pos);
+    }
+    try {
+      if (this.lenient > 0) return this.visitLenient(node);
+      const t = this.visitInner(node);
+      node.type = t;
+      return t;
+    } finally {
+      this.depth--;
+    }
   }
 
   /**
@@ -146,7 +160,7 @@ export class Checker {
       node.type = t;
       return t;
     } catch (e) {
-      if (!(e instanceof CompileFailure)) throw e;
+      if (!(e instanceof CompileFailure) || e instanceof LimitFailure) throw e;
       node.type = NOTYPE;
       if (!allChildrenTyped(node)) node.deferredError = e.message;
       return NOTYPE;

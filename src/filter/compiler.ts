@@ -3,7 +3,7 @@
  * closures (e.g. string equality is a plain `===`); `unknown` operands go through the generic
  * runtime operators. Variables and predicate pointers live in numbered slots of the run context.
  */
-import type { BuiltinNode, LetNode, MemberNode, Node, PredicateNode } from "./ast.js";
+import type { ArrayNode, BuiltinNode, LetNode, MemberNode, Node, PredicateNode } from "./ast.js";
 import { sortOrder } from "./builtins/collections.js";
 import { BUILTINS } from "./builtins/registry.js";
 import { FilterRuntimeError } from "./errors.js";
@@ -616,6 +616,7 @@ export class Compiler {
         };
       }
       case "sum": {
+        if (n.addsElements) return this.sumOfElements((args[0] as ArrayNode).nodes);
         const coll = this.compile(args[0] as Node);
         const pred = args.length > 1 ? this.predicate(args[1] as Node) : undefined;
         return (c) => {
@@ -725,6 +726,18 @@ export class Compiler {
         c,
         compiled.map((a) => a(c)),
       );
+  }
+
+  /** `sum([a, b, c])` as upstream rewrites it: `a + (b + c)`, operands evaluated left to right. */
+  private sumOfElements(nodes: Node[]): Fn {
+    const items = nodes.map((x) => this.compile(x));
+    const last = items.length - 1;
+    return (c) => {
+      const values = items.map((f) => f(c));
+      let acc = values[last] as Value;
+      for (let i = last - 1; i >= 0; i--) acc = ops.add(values[i] as Value, acc);
+      return acc;
+    };
   }
 
   private boolLoop(

@@ -220,19 +220,15 @@ function inStringSet(n: Node & { kind: "Binary" }): void {
 
 /**
  * `sum([a, b, c])` over a non-constant array literal is `a + (b + c)`, as upstream rewrites it: so
- * it also concatenates strings, and it no longer starts from the int 0.
+ * it also concatenates strings, and it does not start from the int 0. The compiler evaluates the
+ * elements and folds them from the right, without building a chain of nodes as deep as the array.
  */
 function sumOfArrayLiteral(n: Node & { kind: "Builtin" }): Node {
   const arr = n.args[0];
-  if (n.name !== "sum" || n.args.length !== 1 || arr?.kind !== "Array" || arr.nodes.length < 2) return n;
-  const chain = (items: Node[]): Node => {
-    const [head, ...rest] = items as [Node, ...Node[]];
-    if (rest.length === 0) return head;
-    return { kind: "Binary", op: "+", left: head, right: chain(rest), pos: head.pos };
-  };
-  const sum = chain(arr.nodes);
-  sum.pos = n.pos;
-  return sum;
+  if (n.name === "sum" && n.args.length === 1 && arr?.kind === "Array" && arr.nodes.length >= 2) {
+    n.addsElements = true;
+  }
+  return n;
 }
 
 /**
