@@ -234,9 +234,45 @@ function escapingNames(root: Node): Set<string> {
   return out;
 }
 
+/**
+ * For each env name used only as `name.key`, `name["key"]`, `name?.key` or `"key" in name` with
+ * constant keys: those keys. A name used any other way (as a whole value, with a computed key)
+ * maps to null. Lets a caller build such a variable partially: only the keys a program can see.
+ */
+function staticKeys(root: Node): Map<string, Set<string> | null> {
+  const out = new Map<string, Set<string> | null>();
+  const note = (name: string, key: string | null) => {
+    const keys = out.get(name);
+    if (keys === null) return;
+    if (key === null) out.set(name, null);
+    else if (keys) keys.add(key);
+    else out.set(name, new Set([key]));
+  };
+  const isEnvName = (n: Node): n is Node & { kind: "Identifier" } =>
+    n.kind === "Identifier" && !n.binding && !n.funcRef;
+  const visit = (n: Node): void => {
+    if (n.kind === "Member" && isEnvName(n.node) && !n.method) {
+      note(n.node.name, n.property.kind === "String" ? n.property.value : null);
+      if (n.property.kind !== "String") visit(n.property);
+      return;
+    }
+    if (n.kind === "Binary" && n.op === "in" && isEnvName(n.right)) {
+      note(n.right.name, n.left.kind === "String" ? n.left.value : null);
+      if (n.left.kind !== "String") visit(n.left);
+      return;
+    }
+    if (isEnvName(n)) note(n.name, null);
+    forEachChild(n, visit);
+  };
+  visit(root);
+  return out;
+}
+
 export class CompiledProgram implements Program {
   /** See {@link escapingNames}. */
   escaping: ReadonlySet<string> = new Set();
+  /** See {@link staticKeys}. */
+  keysRead: ReadonlyMap<string, ReadonlySet<string> | null> = new Map();
 
   constructor(
     readonly source: string,
@@ -388,6 +424,7 @@ export function compile(source: string, options: CompileOptions = {}): Program {
       resultConverter(options.expect),
     );
     program.escaping = escapingNames(optimized);
+    program.keysRead = staticKeys(optimized);
     return program;
   } catch (e) {
     if (e instanceof FilterCompileError) throw e;

@@ -117,6 +117,14 @@ export function toJSON(v: Value): string {
   return encode(v, "");
 }
 
+/**
+ * Converts a value from JSON.parse to the language's representation in place: every number becomes
+ * a float. Apply it once per value (a converted float box would be converted again).
+ */
+export function floatJson(v: unknown): Value {
+  return floatify(v);
+}
+
 /** Replaces every JSON number by a float value, in place (objects come from JSON.parse). */
 function floatify(v: unknown): Value {
   if (typeof v === "number") {
