@@ -18,6 +18,7 @@ import {
   Location,
   type Value,
 } from "../../src/filter/index.js";
+import { NIL_SLICE } from "../../src/filter/runtime/values.js";
 import { formatTime, LAYOUTS, parseTime } from "../../src/filter/time/go-time-layout.js";
 
 /** One line of a case file. */
@@ -125,6 +126,7 @@ export function encodeValue(v: Value): Json {
       return encodeInt(v);
   }
   if (v instanceof GoFloat) return encodeFloat(v.v);
+  if (v === NIL_SLICE) return null;
   if (Array.isArray(v)) return v.map(encodeValue);
   if (v instanceof Uint8Array) return { $bytes: Array.from(v) };
   if (v instanceof GoTime) return { $time: formatTime(v, LAYOUTS.RFC3339Nano) };
@@ -133,7 +135,7 @@ export function encodeValue(v: Value): Json {
   if (v instanceof Location) return { $location: v.name };
   if (v instanceof AnyKeyMap) {
     const entries = [...v.entries.values()];
-    if (entries.every(([k]) => typeof k === "string")) {
+    if (!v.grouped && entries.every(([k]) => typeof k === "string")) {
       const o: Record<string, Json> = {};
       for (const [k, val] of entries) o[k as string] = encodeValue(val);
       return o;

@@ -65,6 +65,7 @@ import type {
   TestFilterResult,
 } from "../contract/types.js";
 import { MESSAGE_STATES } from "../contract/types.js";
+import type { FilterMessage } from "../filter/index.js";
 import { type CheckpointedFile, checkpointInBackground } from "../store/checkpointer.js";
 import type { Clock } from "../store/clock.js";
 import { systemClock } from "../store/clock.js";
@@ -580,8 +581,10 @@ export class SqliteBroker implements Broker {
       // The copies the subscriptions take, in their order; then stored together.
       const copies: (RowToInsert & { kind: "queue" | "task"; sub: string })[] = [];
       let toLog = false;
+      // One filter input per message: the subscriptions' filters share its decoded body.
+      const input = filterMessage(m, now, at.visibleAt);
       for (const t of targets ?? []) {
-        if (!this.accepts(t, m, now, at.visibleAt, out)) continue;
+        if (!this.accepts(t, input, out)) continue;
         if (t.kind === "queue") {
           copies.push({ queue: this.queues.require(t.name), m, t: at, kind: "queue", sub: t.name });
         } else if (t.kind === "task") {
@@ -677,10 +680,10 @@ export class SqliteBroker implements Broker {
   }
 
   /** Whether a subscription takes a copy: not paused, and its filter says yes (fail-closed). */
-  private accepts(t: Target, m: PreparedMessage, now: number, visibleAt: number, out: SendOutcome): boolean {
+  private accepts(t: Target, input: FilterMessage, out: SendOutcome): boolean {
     if (t.paused) return false;
     if (!t.filter) return true;
-    return t.filter.matches(filterMessage(m, now, visibleAt), (err) =>
+    return t.filter.matches(input, (err) =>
       out.filterFailures.push({ topic: t.topic, subscription: t.name, err: err.message }),
     );
   }

@@ -10,6 +10,16 @@ interface Base {
   pos: number;
   /** Static type, set by the checker. */
   type?: Type;
+  /**
+   * Set by the checker on a node of an unchecked subtree that it could not type: the node
+   * compiles to a run-time error with this message.
+   */
+  deferredError?: string;
+  /**
+   * Set by the checker where upstream's static type is not the run-time one (`mean(1)` is typed
+   * int but gives a float): the compiler specialises on this type instead.
+   */
+  runtimeType?: Type;
 }
 
 export interface NilNode extends Base {
@@ -93,6 +103,10 @@ export interface BuiltinNode extends Base {
   kind: "Builtin";
   name: string;
   args: Node[];
+  /** Set by the optimizer on `count(arr, pred) > N` and kin: the loop stops at this many matches. */
+  threshold?: number;
+  /** Set by the optimizer on `sum([a, b, …])`: computed as `a + (b + …)`. */
+  addsElements?: boolean;
 }
 export interface PredicateNode extends Base {
   kind: "Predicate";

@@ -3,11 +3,14 @@
  * the compile errors upstream's checker reports. `unknown` (interface{}) is compatible with
  * everything and defers checks to run time.
  */
+
 import type { BuiltinNode, CallNode, LetNode, MemberNode, Node, PointerNode, PredicateNode } from "./ast.js";
+import { forEachChild } from "./ast.js";
 import { BUILTIN_NAMES, PREDICATE_BUILTINS } from "./builtins/names.js";
 import { BUILTINS } from "./builtins/registry.js";
 import { CheckError } from "./builtins/signature.js";
-import { CompileFailure } from "./errors.js";
+import { CompileFailure, LimitFailure } from "./errors.js";
+import { nestingMessage } from "./parser.js";
 import { parseRegex } from "./regex/parser.js";
 import { methodsOfType } from "./time/methods.js";
 import {
@@ -38,6 +41,7 @@ import {
   isUnknown,
   keyOf,
   NIL,
+  NOTYPE,
   STRING,
   TIME,
   type Type,
@@ -52,6 +56,8 @@ export interface CheckerConfig {
   strict: boolean;
   functions: ReadonlyMap<string, FuncType>;
   disabledBuiltins: ReadonlySet<string>;
+  /** Nesting limit on the AST's depth; 0 disables it. */
+  maxDepth: number;
 }
 
 interface PredicateScope {
@@ -66,6 +72,14 @@ const BUILTIN_VALUE_TYPES: Record<string, FuncType> = {
 };
 
 type TypeFn = (t: Type) => boolean;
+
+function allChildrenTyped(node: Node): boolean {
+  let ok = true;
+  forEachChild(node, (child) => {
+    if (ok && (child.type === undefined || !allChildrenTyped(child))) ok = false;
+  });
+  return ok;
+}
 
 function anyOf(t: Type, fns: TypeFn[]): boolean {
   return fns.some((f) => f(t));
@@ -96,6 +110,10 @@ function combined(l: Type, r: Type): Type {
 
 export class Checker {
   private lets: LetNode[] = [];
+  /** > 0 while visiting a subtree upstream leaves unchecked. */
+  private lenient = 0;
+  /** Current depth of the AST walk, bounded by `maxDepth`. */
+  private depth = 0;
   private predicates: PredicateScope[] = [];
   /** Env names referenced by the program; "$env" when the whole env is. */
   readonly usedNames = new Set<string>();
@@ -113,9 +131,50 @@ export class Checker {
   }
 
   private visit(node: Node): Type {
-    const t = this.visitInner(node);
-    node.type = t;
-    return t;
+    // Counted, so that every later pass (folding, compiling, running) recurses at most this deep
+    // and the answer does not depend on how much stack the process has left.
+    if (++this.depth > this.cfg.maxDepth && this.cfg.maxDepth > 0) {
+      throw new LimitFailure(nestingMessage(this.cfg.maxDepth), node.pos);
+    }
+    try {
+      if (this.lenient > 0) return this.visitLenient(node);
+      const t = this.visitInner(node);
+      node.type = t;
+      return t;
+    } finally {
+      this.depth--;
+    }
+  }
+
+  /**
+   * Upstream does not type-check a sub-expression whose place has unknown type (the index of
+   * `$env[...]`, the arguments of a call on an unknown value): it compiles it and lets the run
+   * decide. Such subtrees are still visited, to bind lets, pointers and functions, but a type
+   * error there is not a compile error. If the failing node's children were all visited, it
+   * compiles as usual and the run reports the real type error; otherwise it compiles to a
+   * run-time error carrying the checker's message.
+   */
+  private visitLenient(node: Node): Type {
+    try {
+      const t = this.visitInner(node);
+      node.type = t;
+      return t;
+    } catch (e) {
+      if (!(e instanceof CompileFailure) || e instanceof LimitFailure) throw e;
+      node.type = NOTYPE;
+      if (!allChildrenTyped(node)) node.deferredError = e.message;
+      return NOTYPE;
+    }
+  }
+
+  /** Visits a subtree whose types upstream leaves unchecked (see {@link visitLenient}). */
+  private visitUnchecked(node: Node): void {
+    this.lenient++;
+    try {
+      this.visit(node);
+    } finally {
+      this.lenient--;
+    }
   }
 
   private visitInner(node: Node): Type {
@@ -146,7 +205,12 @@ export class Checker {
         return this.member(node);
       case "Slice": {
         const t = this.visit(node.node);
-        if (!(isUnknown(t) || isString(t) || isArray(t))) this.fail(node, `cannot slice ${typeName(t)}`);
+        if (isUnknown(t)) {
+          // Upstream does not check the bounds of a slice of an unknown value.
+          for (const bound of [node.from, node.to]) if (bound) this.visitUnchecked(bound);
+          return NOTYPE;
+        }
+        if (!(isString(t) || isArray(t))) this.fail(node, `cannot slice ${typeName(t)}`);
         for (const bound of [node.from, node.to]) {
           if (!bound) continue;
           const b = this.visit(bound);
@@ -172,8 +236,15 @@ export class Checker {
         if (isNil(t1) && !isNil(t2)) return t2;
         if (!isNil(t1) && isNil(t2)) return t1;
         if (isNil(t1) && isNil(t2)) return NIL;
-        if (assignable(t1, t2)) return t1;
-        return UNKNOWN;
+        if (assignable(t1, t2)) {
+          if (isArray(t1) && isArray(t2)) {
+            const e1 = elemOf(t1);
+            const e2 = elemOf(t2);
+            if (!assignable(e1, e2) || !assignable(e2, e1)) return ANY_ARRAY;
+          }
+          return t1;
+        }
+        return NOTYPE;
       }
       case "Array": {
         let prev: Type = UNKNOWN;
@@ -214,11 +285,13 @@ export class Checker {
     const binding = this.lookupLet(node.name);
     if (binding) {
       node.binding = binding;
+      if (binding.value.runtimeType) node.runtimeType = binding.value.runtimeType;
       return binding.value.type ?? UNKNOWN;
     }
     if (node.name === "$env") {
+      // Upstream gives `$env` no static type: used as a value it is `any`.
       this.usedNames.add("$env");
-      return this.cfg.env ? ANY_MAP : UNKNOWN;
+      return NOTYPE;
     }
     return this.ident(node, node.name, this.cfg.strict, true);
   }
@@ -246,9 +319,9 @@ export class Checker {
         return BUILTIN_VALUE_TYPES[name] ?? BUILTIN_VALUE_TYPE;
       }
     }
-    if (this.cfg.strict && strict) this.fail(node, `unknown name ${name}`);
+    if (this.cfg.strict && strict && this.lenient === 0) this.fail(node, `unknown name ${name}`);
     this.usedNames.add(name);
-    return UNKNOWN;
+    return NOTYPE;
   }
 
   private pointer(node: PointerNode): Type {
@@ -256,7 +329,7 @@ export class Checker {
     if (!scope) this.fail(node, "cannot use pointer accessor outside predicate");
     node.scope = scope.node;
     if (node.name === "") {
-      if (isUnknown(scope.collection)) return UNKNOWN;
+      if (isUnknown(scope.collection)) return NOTYPE;
       if (isArray(scope.collection)) return elemOf(scope.collection);
       this.fail(node, `cannot use ${typeName(scope.collection)} as array`);
     }
@@ -274,7 +347,7 @@ export class Checker {
       case "+":
       case "-":
         if (isNumber(t)) return t;
-        if (isUnknown(t)) return UNKNOWN;
+        if (isUnknown(t)) return NOTYPE;
         break;
     }
     this.fail(node, `invalid operation: ${op} (mismatched type ${typeName(t)})`);
@@ -311,14 +384,14 @@ export class Checker {
         if (isTime(l) && isTime(r)) return DURATION;
         if (isTime(l) && isDuration(r)) return TIME;
         if (isDuration(l) && isDuration(r)) return DURATION;
-        if (either(l, r, isNumber, isTime, isDuration)) return UNKNOWN;
+        if (either(l, r, isNumber, isTime, isDuration)) return NOTYPE;
         break;
       case "*":
         if (isNumber(l) && isNumber(r)) return combined(l, r);
         if (isNumber(l) && isDuration(r)) return DURATION;
         if (isDuration(l) && isNumber(r)) return DURATION;
         if (isDuration(l) && isDuration(r)) return DURATION;
-        if (either(l, r, isNumber, isDuration)) return UNKNOWN;
+        if (either(l, r, isNumber, isDuration)) return NOTYPE;
         break;
       case "/":
       case "**":
@@ -336,7 +409,7 @@ export class Checker {
         if (isTime(l) && isDuration(r)) return TIME;
         if (isDuration(l) && isTime(r)) return TIME;
         if (isDuration(l) && isDuration(r)) return DURATION;
-        if (either(l, r, isNumber, isString, isTime, isDuration)) return UNKNOWN;
+        if (either(l, r, isNumber, isString, isTime, isDuration)) return NOTYPE;
         break;
       case "in":
         if (isMap(r)) {
@@ -380,7 +453,7 @@ export class Checker {
         if (!isNil(l) && isNil(r)) return l;
         if (isNil(l) && isNil(r)) return NIL;
         if (assignable(r, l)) return l;
-        return UNKNOWN;
+        return NOTYPE;
       default:
         this.fail(node, `unknown operator (${op})`);
     }
@@ -389,7 +462,7 @@ export class Checker {
 
   private member(node: MemberNode): Type {
     if (node.node.kind === "Identifier" && node.node.name === "$env" && !this.lookupLet("$env")) {
-      node.node.type = this.cfg.env ? ANY_MAP : UNKNOWN;
+      node.node.type = NOTYPE;
       if (node.property.kind === "String") {
         node.property.type = STRING;
         const strict = node.optional ? false : this.cfg.strict;
@@ -399,8 +472,8 @@ export class Checker {
         return this.ident(node, name, strict, false);
       }
       this.usedNames.add("$env");
-      this.visit(node.property);
-      return UNKNOWN;
+      this.visitUnchecked(node.property);
+      return NOTYPE;
     }
     const base = this.visit(node.node);
     const prop = this.visit(node.property);
@@ -412,7 +485,7 @@ export class Checker {
     }
     switch (base.k) {
       case "unknown":
-        return UNKNOWN;
+        return NOTYPE;
       case "map":
         if (!assignable(prop, base.key) && !isUnknown(prop)) {
           this.fail(node.property, `cannot use ${typeName(prop)} to get an element from ${typeName(base)}`);
@@ -445,10 +518,14 @@ export class Checker {
         return this.checkArguments(callee.name, fn, node.args);
       }
     }
+    if (callee.kind === "Identifier" && callee.name === "$env" && !this.lookupLet("$env")) {
+      this.fail(node, "$env is not callable");
+    }
     const fn = this.visit(callee);
     if (isUnknown(fn)) {
-      for (const a of node.args) this.visit(a);
-      return UNKNOWN;
+      // Upstream does not check the arguments of a call on an unknown value.
+      for (const a of node.args) this.visitUnchecked(a);
+      return NOTYPE;
     }
     if (isFunc(fn)) {
       let name = "function";
@@ -554,11 +631,11 @@ export class Checker {
           return INT;
         case "sum":
           if (node.args.length === 2) return this.predicate(name, node.args[1] as Node, collection).result;
-          return isUnknown(collection) ? UNKNOWN : elem;
+          return isUnknown(collection) ? NOTYPE : elem;
         case "find":
         case "findLast":
           this.boolPredicate(node, collection);
-          return isUnknown(collection) ? UNKNOWN : elem;
+          return isUnknown(collection) ? NOTYPE : elem;
         case "findIndex":
         case "findLastIndex":
           this.boolPredicate(node, collection);
@@ -573,7 +650,7 @@ export class Checker {
         case "reduce": {
           const closure = this.predicate(name, node.args[1] as Node, collection, {
             index: INT,
-            acc: UNKNOWN,
+            acc: NOTYPE,
           });
           if (node.args[2]) this.visit(node.args[2]);
           return closure.result;
@@ -585,7 +662,9 @@ export class Checker {
     if (!impl) this.fail(node, `unknown builtin ${name}`);
     const types = node.args.map((a) => this.visit(a));
     try {
-      return impl.check(types);
+      const result = impl.check(types);
+      if ((name === "mean" || name === "median") && !isUnknown(result)) node.runtimeType = FLOAT;
+      return result;
     } catch (e) {
       if (e instanceof CheckError) this.fail(node, e.message);
       throw e;
@@ -605,9 +684,9 @@ export class Checker {
         const t = this.cfg.env?.get(propNode.value);
         if (t) return t;
       }
-      return UNKNOWN;
+      return NOTYPE;
     }
-    if (isUnknown(base)) return UNKNOWN;
+    if (isUnknown(base)) return NOTYPE;
     if (isArray(base)) {
       if (!isInteger(prop) && !isUnknown(prop))
         this.fail(propNode, `non-integer slice index ${typeName(prop)}`);

@@ -3,7 +3,7 @@
  * closures (e.g. string equality is a plain `===`); `unknown` operands go through the generic
  * runtime operators. Variables and predicate pointers live in numbered slots of the run context.
  */
-import type { BuiltinNode, LetNode, MemberNode, Node, PredicateNode } from "./ast.js";
+import type { ArrayNode, BuiltinNode, LetNode, MemberNode, Node, PredicateNode } from "./ast.js";
 import { sortOrder } from "./builtins/collections.js";
 import { BUILTINS } from "./builtins/registry.js";
 import { FilterRuntimeError } from "./errors.js";
@@ -22,6 +22,7 @@ import {
   intSub,
   isPlainMap,
   mkFloat,
+  NIL_SLICE,
   type PlainMap,
   toF,
   type Value,
@@ -51,14 +52,36 @@ interface PredicateSlots {
 /** Thrown by `?.` on nil and caught by the enclosing chain. */
 const CHAIN_NIL = Symbol("chain-nil");
 
-const t = (n: Node): Type => n.type ?? UNKNOWN;
+const t = (n: Node): Type => n.runtimeType ?? n.type ?? UNKNOWN;
 const isStaticInt = (n: Node): boolean => isInteger(t(n));
 const isStaticString = (n: Node): boolean => isString(t(n));
 const isStaticBool = (n: Node): boolean => isBool(t(n));
 
+/**
+ * Stands for an element of a map being iterated. Upstream's loops take the length of any
+ * collection (so a map of n keys runs n iterations) but cannot index a map: reading the element
+ * (`#`, a kept element) is a run-time error, while a body that ignores it runs fine.
+ */
+const MAP_ELEMENT: Value = Object.freeze({ mapElement: true }) as unknown as Value;
+
+/** The element as the loop body sees it; throws for a map's element (see {@link MAP_ELEMENT}). */
+function element(v: Value): Value {
+  if (v === MAP_ELEMENT) throw new FilterRuntimeError("reflect: call of reflect.Value.Index on map Value");
+  return v;
+}
+
+const utf8 = new TextEncoder();
+
+/**
+ * The elements a predicate builtin loops over: an array's elements, a string's bytes (as ints),
+ * bytes, or one {@link MAP_ELEMENT} per key of a map. Anything else has no length.
+ */
 function toArray(v: Value, name: string): Value[] {
   if (Array.isArray(v)) return v;
+  if (typeof v === "string") return Array.from(utf8.encode(v));
   if (v instanceof Uint8Array) return Array.from(v);
+  if (isPlainMap(v)) return new Array<Value>(Object.keys(v).length).fill(MAP_ELEMENT);
+  if (v instanceof AnyKeyMap) return new Array<Value>(v.size).fill(MAP_ELEMENT);
   throw new FilterRuntimeError(`cannot iterate over ${goTypeName(v)} in ${name}`);
 }
 
@@ -100,6 +123,12 @@ export class Compiler {
   }
 
   compile(n: Node): Fn {
+    if (n.deferredError !== undefined) {
+      const message = n.deferredError;
+      return () => {
+        throw new FilterRuntimeError(message);
+      };
+    }
     switch (n.kind) {
       case "Nil":
         return () => null;
@@ -131,7 +160,15 @@ export class Compiler {
         return this.identifier(n);
       case "Pointer": {
         const slots = this.predSlots.get(n.scope as PredicateNode) as PredicateSlots;
-        const i = n.name === "" ? slots.elem : n.name === "index" ? slots.index : slots.acc;
+        if (n.name === "") {
+          const i = slots.elem;
+          return (c) => {
+            const v = c.s[i];
+            if (v === MAP_ELEMENT) return element(v);
+            return v;
+          };
+        }
+        const i = n.name === "index" ? slots.index : slots.acc;
         return (c) => c.s[i];
       }
       case "Unary":
@@ -193,6 +230,8 @@ export class Compiler {
               );
             }
             const value = v(c);
+            // A repeated key keeps its first value, as upstream builds the map from the last pair back.
+            if (Object.hasOwn(m, key)) continue;
             if (key === "__proto__")
               Object.defineProperty(m, key, { value, enumerable: true, writable: true, configurable: true });
             else m[key] = value;
@@ -390,7 +429,7 @@ export class Compiler {
       case "??":
         return (c) => {
           const a = l(c);
-          return a === null || a === undefined ? r(c) : a;
+          return a === null || a === undefined || a === NIL_SLICE ? r(c) : a;
         };
     }
     throw new Error(`unknown operator ${op}`);
@@ -553,12 +592,12 @@ export class Compiler {
           return (c) => {
             const arr = toArray(coll(c), name);
             let k = 0;
-            for (const v of arr) if (predicateBool(v)) k++;
+            for (const v of arr) if (predicateBool(element(v))) k++;
             c.work(arr.length);
             return k;
           };
         }
-        return this.boolLoop(name, coll, this.predicate(args[1] as Node));
+        return this.boolLoop(name, coll, this.predicate(args[1] as Node), n.threshold);
       }
       case "map": {
         const coll = this.compile(args[0] as Node);
@@ -577,6 +616,7 @@ export class Compiler {
         };
       }
       case "sum": {
+        if (n.addsElements) return this.sumOfElements((args[0] as ArrayNode).nodes);
         const coll = this.compile(args[0] as Node);
         const pred = args.length > 1 ? this.predicate(args[1] as Node) : undefined;
         return (c) => {
@@ -585,6 +625,7 @@ export class Compiler {
           for (let i = 0; i < arr.length; i++) {
             c.work(1);
             let v = arr[i] as Value;
+            if (!pred) v = element(v);
             if (pred) {
               c.s[pred.slots.elem] = v;
               c.s[pred.slots.index] = i;
@@ -600,15 +641,16 @@ export class Compiler {
         const { body, slots } = this.predicate(args[1] as Node);
         return (c) => {
           const arr = toArray(coll(c), name);
-          const m = new AnyKeyMap();
+          const m = new AnyKeyMap(true);
           for (let i = 0; i < arr.length; i++) {
             c.work(1);
             c.s[slots.elem] = arr[i];
             c.s[slots.index] = i;
             const key = body(c);
+            const item = element(arr[i] as Value);
             const group = m.get(key) as Value[] | undefined;
-            if (group) group.push(arr[i]);
-            else m.set(key, [arr[i]]);
+            if (group) group.push(item);
+            else m.set(key, [item]);
           }
           return m;
         };
@@ -623,7 +665,7 @@ export class Compiler {
             c.work(1);
             c.s[slots.elem] = v;
             c.s[slots.index] = i;
-            return { k: body(c), v };
+            return { k: body(c), v: element(v) };
           });
           const desc = order ? sortOrder(order(c)) : false;
           c.grow(keyed.length);
@@ -648,7 +690,7 @@ export class Compiler {
             acc = init(c);
           } else {
             if (arr.length === 0) throw new FilterRuntimeError("reduce of empty array with no initial value");
-            acc = arr[0] as Value;
+            acc = element(arr[0] as Value);
             start = 1;
           }
           for (let i = start; i < arr.length; i++) {
@@ -686,7 +728,24 @@ export class Compiler {
       );
   }
 
-  private boolLoop(name: string, coll: Fn, pred: { body: Fn; slots: PredicateSlots }): Fn {
+  /** `sum([a, b, c])` as upstream rewrites it: `a + (b + c)`, operands evaluated left to right. */
+  private sumOfElements(nodes: Node[]): Fn {
+    const items = nodes.map((x) => this.compile(x));
+    const last = items.length - 1;
+    return (c) => {
+      const values = items.map((f) => f(c));
+      let acc = values[last] as Value;
+      for (let i = last - 1; i >= 0; i--) acc = ops.add(values[i] as Value, acc);
+      return acc;
+    };
+  }
+
+  private boolLoop(
+    name: string,
+    coll: Fn,
+    pred: { body: Fn; slots: PredicateSlots },
+    threshold = Number.POSITIVE_INFINITY,
+  ): Fn {
     const { body, slots } = pred;
     const e = slots.elem;
     const ix = slots.index;
@@ -728,7 +787,7 @@ export class Compiler {
           let k = 0;
           iterate(c, (_i, _v, r) => {
             if (r) k++;
-            return undefined;
+            return k >= threshold ? true : undefined;
           });
           return k;
         };
@@ -736,7 +795,7 @@ export class Compiler {
         return (c) => {
           const out: Value[] = [];
           iterate(c, (_i, v, r) => {
-            if (r) out.push(v);
+            if (r) out.push(element(v));
             return undefined;
           });
           c.grow(out.length);
@@ -754,7 +813,7 @@ export class Compiler {
             c,
             (i, v, r) => {
               if (!r) return undefined;
-              found = wantIndex ? i : v;
+              found = wantIndex ? i : element(v);
               return true;
             },
             reverse,

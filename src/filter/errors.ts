@@ -72,6 +72,9 @@ export class CompileFailure extends Error {
   }
 }
 
+/** A compile failure for exceeding a size cap (nesting depth): never deferred to run time. */
+export class LimitFailure extends CompileFailure {}
+
 /** Throws a runtime error; a helper usable in expression position. */
 export function fail(message: string): never {
   throw new FilterRuntimeError(message);

@@ -17,6 +17,9 @@ export {
 export {
   type CompileOptions,
   compile,
+  DEFAULT_MAX_DEPTH,
+  DEFAULT_MAX_NODES,
+  DEFAULT_MAX_SOURCE_BYTES,
   type ExpectKind,
   type FilterFunction,
   inferEnvTypes,

@@ -5,7 +5,7 @@
 
 import { FilterRuntimeError } from "./errors.js";
 import { type CompiledProgram, compile, type FilterFunction, type Program } from "./program.js";
-import { fromJSON } from "./runtime/json.js";
+import { floatJson, fromJSON } from "./runtime/json.js";
 import { decodeUtf8 } from "./runtime/utf8.js";
 import {
   Duration,
@@ -126,15 +126,92 @@ function bodyJson(msg: FilterMessage, text: string): PlainMap {
   } catch {
     return {};
   }
-  if (
-    v === null ||
-    typeof v !== "object" ||
-    Array.isArray(v) ||
-    !(Object.getPrototypeOf(v) === Object.prototype)
-  ) {
-    return {};
+  return isJsonObject(v) ? v : {};
+}
+
+function isJsonObject(v: unknown): v is PlainMap {
+  return (
+    v !== null && typeof v === "object" && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype
+  );
+}
+
+/**
+ * A message's body as its filters see it, decoded at most once for all of them: the text, and
+ * `body_json`. The JSON is parsed natively, then its numbers are turned into the language's floats
+ * lazily, one top-level key at a time: a filter that reads only `body_json.amount` converts only
+ * that value. A filter that uses `body_json` as a whole converts everything.
+ */
+class DecodedBody {
+  private text: string | undefined;
+  /** The parsed object; its values under `converted` keys (or all, once `whole`) are converted. */
+  private json: PlainMap | undefined;
+  private readonly converted = new Set<string>();
+  private whole = false;
+
+  constructor(private readonly m: FilterMessage) {}
+
+  bodyText(): string {
+    if (this.text === undefined) this.text = decodeUtf8(this.m.body ?? EMPTY_BODY);
+    return this.text;
   }
-  return v as PlainMap;
+
+  /** `body_json`, with at least the values of `keys` converted (all of them when undefined). */
+  bodyJson(keys: ReadonlySet<string> | undefined): PlainMap {
+    let json = this.json;
+    if (json === undefined) json = this.json = this.parse();
+    if (this.whole) return json;
+    if (keys === undefined) {
+      for (const k of Object.keys(json)) this.convert(json, k);
+      this.whole = true;
+    } else {
+      for (const k of keys) this.convert(json, k);
+    }
+    return json;
+  }
+
+  private convert(json: PlainMap, key: string): void {
+    if (this.converted.has(key)) return;
+    this.converted.add(key);
+    if (Object.hasOwn(json, key)) json[key] = floatJson(json[key] as unknown);
+  }
+
+  private parse(): PlainMap {
+    const text = this.bodyText();
+    if (!looksLikeJson(this.m.contentType) || text === "") return {};
+    // A "__proto__" key, or a number too large for a float (which makes the whole body invalid,
+    // as in Go), needs the full decoder: both are rare, so they take the slow path.
+    if (text.includes("__proto__") || MAYBE_OVERFLOW.test(text)) {
+      this.whole = true;
+      return bodyJson(this.m, text);
+    }
+    let v: unknown;
+    try {
+      v = JSON.parse(text);
+    } catch {
+      return {};
+    }
+    return isJsonObject(v) ? v : {};
+  }
+}
+
+/** A number that may not fit a float64: an exponent of three digits or more, or 309 digits. */
+const MAYBE_OVERFLOW = /\d[eE]\+?\d{3}|\d{309}/;
+
+/**
+ * Where a message's decoded body is kept: on the filter input itself, so it lives exactly as long
+ * as the input (a WeakMap would do the same at a higher garbage-collection cost).
+ */
+const DECODED_BODY: unique symbol = Symbol("decoded body");
+
+function decodedBody(m: FilterMessage): DecodedBody {
+  const holder = m as FilterMessage & { [DECODED_BODY]?: DecodedBody };
+  let d = holder[DECODED_BODY];
+  if (d === undefined) {
+    d = new DecodedBody(m);
+    // A frozen input cannot keep it: then each filter decodes for itself.
+    if (Object.isExtensible(holder)) Object.defineProperty(holder, DECODED_BODY, { value: d });
+  }
+  return d;
 }
 
 function subjectParts(subject: string): string[] {
@@ -182,13 +259,12 @@ const EMPTY_PROPERTIES: Record<string, string> = Object.freeze({}) as Record<str
  * and the body is decoded at most once. One small allocation per run.
  */
 class MessageEnvView {
-  private text: string | undefined;
-  private json: PlainMap | undefined;
-
   constructor(
     private readonly m: FilterMessage,
     /** Give `properties` as a typed map (missing keys read "") even through untyped positions. */
     private readonly typedProperties: boolean,
+    /** The only keys of `body_json` the program reads, when it reads no other part of it. */
+    private readonly jsonKeys: ReadonlySet<string> | undefined,
   ) {}
 
   get subject(): string {
@@ -230,20 +306,20 @@ class MessageEnvView {
     return GoTime.fromEpochMs(this.m.visibleAt, UTC);
   }
   get body_text(): string {
-    if (this.text === undefined) this.text = decodeUtf8(this.m.body ?? EMPTY_BODY);
-    return this.text;
+    return decodedBody(this.m).bodyText();
   }
   get body_json(): PlainMap {
-    if (this.json === undefined) this.json = bodyJson(this.m, this.body_text);
-    return this.json;
+    return decodedBody(this.m).bodyJson(this.jsonKeys);
   }
 }
 
 /** Builds a function that runs the program on a message's environment. */
 function makeRunner(program: Program): (msg: FilterMessage) => Value {
   if (program.referencedNames.has("$env")) return (msg) => program.run(messageEnv(msg, "all"));
-  const typed = (program as CompiledProgram).escaping.has("properties");
-  return (msg) => program.run(new MessageEnvView(msg, typed) as unknown as Record<string, Value>);
+  const compiled = program as CompiledProgram;
+  const typed = compiled.escaping.has("properties");
+  const jsonKeys = compiled.keysRead.get("body_json") ?? undefined;
+  return (msg) => program.run(new MessageEnvView(msg, typed, jsonKeys) as unknown as Record<string, Value>);
 }
 
 /**

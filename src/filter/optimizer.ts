@@ -96,19 +96,34 @@ function foldBinary(n: Node & { kind: "Binary" }): Node {
     if (op === "+") return replaceWith(n, { kind: "String", value: l.value + r.value, pos: n.pos });
     if (op === "==") return replaceWith(n, { kind: "Bool", value: l.value === r.value, pos: n.pos });
   }
-  if (l.kind === "Bool" && r.kind === "Bool") {
-    switch (op) {
-      case "&&":
-      case "and":
-        return replaceWith(n, { kind: "Bool", value: l.value && r.value, pos: n.pos });
-      case "||":
-      case "or":
-        return replaceWith(n, { kind: "Bool", value: l.value || r.value, pos: n.pos });
-      case "==":
-        return replaceWith(n, { kind: "Bool", value: l.value === r.value, pos: n.pos });
-    }
+  if (op === "&&" || op === "and" || op === "||" || op === "or") return foldLogic(n);
+  if (l.kind === "Bool" && r.kind === "Bool" && op === "==") {
+    return replaceWith(n, { kind: "Bool", value: l.value === r.value, pos: n.pos });
   }
   return n;
+}
+
+/**
+ * Upstream folds a logical operator as soon as one side is a boolean literal, whatever the other
+ * side is: `true && x` and `x && true` become `x`, `false && x` and `x && false` become `false`
+ * (so `x` is never evaluated, even when it would fail); dually for `||`. The kept operand keeps
+ * its own static type, so the compiler does not assume it is a bool.
+ */
+function foldLogic(n: Node & { kind: "Binary" }): Node {
+  const { left: l, right: r } = n;
+  const and = n.op === "&&" || n.op === "and";
+  const lb = l.kind === "Bool" ? l.value : undefined;
+  const rb = r.kind === "Bool" ? r.value : undefined;
+  // The identity element (true for &&, false for ||) on the left keeps the right, and vice versa.
+  if (lb === and) return keep(n, r);
+  if (rb === and) return keep(n, l);
+  if (lb === !and || rb === !and) return replaceWith(n, { kind: "Bool", value: !and, pos: n.pos });
+  return n;
+}
+
+function keep(target: Node, operand: Node): Node {
+  operand.pos = target.pos;
+  return operand;
 }
 
 /** Folds constants bottom-up; returns the (possibly replaced) node. */
@@ -127,17 +142,20 @@ export function fold(node: Node): Node {
       }
       return node;
     }
-    case "Binary":
+    case "Binary": {
+      inStringSet(node);
       node.left = fold(node.left);
       node.right = fold(node.right);
-      return foldBinary(node);
+      const folded = foldBinary(node);
+      return folded.kind === "Binary" ? countEarlyExit(folded) : folded;
+    }
     case "Array": {
       node.nodes = node.nodes.map(fold);
+      // Only arrays of number, string and bool literals become constants (not nil, not nested).
       const values: Value[] = [];
       for (const n of node.nodes) {
-        const lv = literalValue(n);
-        if (!lv.ok || Array.isArray(lv.v)) return node;
-        values.push(lv.v);
+        if (n.kind !== "Int" && n.kind !== "Float" && n.kind !== "String" && n.kind !== "Bool") return node;
+        values.push((literalValue(n) as { v: Value }).v);
       }
       if (values.length === 0) return node;
       return replaceWith(node, { kind: "Constant", value: values, pos: node.pos });
@@ -161,7 +179,7 @@ export function fold(node: Node): Node {
       return node;
     case "Builtin":
       node.args = node.args.map(fold);
-      return node;
+      return sumOfArrayLiteral(node);
     case "Conditional":
       node.cond = fold(node.cond);
       node.exp1 = fold(node.exp1);
@@ -183,4 +201,51 @@ export function fold(node: Node): Node {
     default:
       return node;
   }
+}
+
+/**
+ * `x in ["a", "b"]` (string literals only) looks `x` up in a set of strings, as upstream does,
+ * unless `x` is statically an int: a non-string `x` is then a run-time error and nil looks up "".
+ * The set is a plain map, whose `in` has exactly these semantics.
+ */
+function inStringSet(n: Node & { kind: "Binary" }): void {
+  const r = n.right;
+  if (n.op !== "in" || r.kind !== "Array" || r.nodes.length === 0) return;
+  if (n.left.type?.k === "int" && r.nodes.every((x) => x.kind === "Int")) return;
+  if (!r.nodes.every((x) => x.kind === "String")) return;
+  const set: Record<string, Value> = Object.create(null);
+  for (const x of r.nodes) set[(x as Node & { kind: "String" }).value] = true;
+  n.right = replaceWith(r, { kind: "Constant", value: set, pos: r.pos });
+}
+
+/**
+ * `sum([a, b, c])` over a non-constant array literal is `a + (b + c)`, as upstream rewrites it: so
+ * it also concatenates strings, and it does not start from the int 0. The compiler evaluates the
+ * elements and folds them from the right, without building a chain of nodes as deep as the array.
+ */
+function sumOfArrayLiteral(n: Node & { kind: "Builtin" }): Node {
+  const arr = n.args[0];
+  if (n.name === "sum" && n.args.length === 1 && arr?.kind === "Array" && arr.nodes.length >= 2) {
+    n.addsElements = true;
+  }
+  return n;
+}
+
+/**
+ * `count(arr, pred)` compared with an int literal stops counting once the comparison is decided
+ * (`> 0` and `>= 1` become `any`), as upstream's optimizer does: a later failing element is then
+ * never reached.
+ */
+function countEarlyExit(n: Node & { kind: "Binary" }): Node {
+  const count = n.left;
+  const limit = n.right;
+  if (count.kind !== "Builtin" || count.name !== "count" || count.args.length !== 2) return n;
+  if (limit.kind !== "Int" || typeof limit.value !== "number" || limit.value < 0) return n;
+  const v = limit.value;
+  if ((n.op === ">" && v === 0) || (n.op === ">=" && v === 1)) {
+    return replaceWith(n, { kind: "Builtin", name: "any", args: count.args, pos: n.pos });
+  }
+  const threshold = n.op === ">" || n.op === "<=" ? v + 1 : n.op === ">=" || n.op === "<" ? v : 0;
+  if (threshold > 1) count.threshold = threshold;
+  return n;
 }

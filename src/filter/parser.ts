@@ -15,7 +15,7 @@ import type {
   SequenceNode,
 } from "./ast.js";
 import { BUILTIN_NAMES, PREDICATE_BUILTINS } from "./builtins/names.js";
-import { CompileFailure } from "./errors.js";
+import { CompileFailure, LimitFailure } from "./errors.js";
 import { isValidIdentifier, type Token, tokenize } from "./lexer.js";
 
 interface OpInfo {
@@ -64,10 +64,17 @@ const COMPARISON = new Set(["<", ">", ">=", "<="]);
 export interface ParseOptions {
   /** AST node cap; 0 disables it. */
   maxNodes: number;
+  /** Nesting limit (parser recursion and AST depth); 0 disables it. */
+  maxDepth: number;
   disableIfOperator: boolean;
   disabledBuiltins: ReadonlySet<string>;
   /** True when an env variable or function of that name shadows a builtin. */
   isOverridden: (name: string) => boolean;
+}
+
+/** The compile error for an expression nested deeper than the limit. */
+export function nestingMessage(limit: number): string {
+  return `expression is nested too deeply (the limit is ${limit} levels)`;
 }
 
 function describe(t: Token): string {
@@ -81,6 +88,8 @@ class Parser {
   private nodeCount = 0;
   /** Depth of predicate nesting: `#` and `.x` are only valid inside. */
   private depth = 0;
+  /** Current depth of parser recursion, bounded by `maxDepth`. */
+  private nesting = 0;
 
   constructor(
     private readonly tokens: Token[],
@@ -142,7 +151,27 @@ class Parser {
     return this.node<SequenceNode>({ kind: "Sequence", nodes, pos: (nodes[0] as Node).pos });
   }
 
+  /** Counts one level of parser recursion against the nesting limit (undone by {@link leave}). */
+  private enter(): void {
+    if (++this.nesting > this.opts.maxDepth && this.opts.maxDepth > 0) {
+      throw new LimitFailure(nestingMessage(this.opts.maxDepth), this.cur.pos);
+    }
+  }
+
+  private leave(): void {
+    this.nesting--;
+  }
+
   private parseExpression(precedence: number): Node {
+    this.enter();
+    try {
+      return this.parseExpressionAt(precedence);
+    } finally {
+      this.leave();
+    }
+  }
+
+  private parseExpressionAt(precedence: number): Node {
     if (precedence === 0 && this.is("Operator", "let")) return this.parseLet();
     if (precedence === 0 && !this.opts.disableIfOperator && this.is("Operator", "if")) return this.parseIf();
 
@@ -257,6 +286,15 @@ class Parser {
   }
 
   private parseIf(): Node {
+    this.enter();
+    try {
+      return this.parseIfAt();
+    } finally {
+      this.leave();
+    }
+  }
+
+  private parseIfAt(): Node {
     const start = this.cur;
     this.next();
     const cond = this.parseExpression(0);

@@ -65,6 +65,13 @@ export interface FilterFunction {
   call: (...args: Value[]) => Value;
 }
 
+/** Default AST node cap of {@link compile} (upstream's `MaxNodes`). */
+export const DEFAULT_MAX_NODES = 10_000;
+/** Default source length cap of {@link compile}, in UTF-8 bytes. */
+export const DEFAULT_MAX_SOURCE_BYTES = 1024 * 1024;
+/** Default nesting limit of {@link compile}. */
+export const DEFAULT_MAX_DEPTH = 500;
+
 /** The result kinds a program can be required to produce. */
 export type ExpectKind = "bool" | "int" | "int64" | "float64";
 
@@ -86,10 +93,17 @@ export interface CompileOptions {
   allowUndefinedVariables?: boolean;
   /** Constant folding (default true). */
   optimize?: boolean;
-  /** AST node cap (default 10000); 0 disables it. */
+  /** AST node cap (default 10000, as upstream's `MaxNodes`); 0 disables it. */
   maxNodes?: number;
-  /** Source length cap in UTF-8 bytes (default: none). */
+  /** Source length cap in UTF-8 bytes (default 1 MiB, {@link DEFAULT_MAX_SOURCE_BYTES}); 0 disables it. */
   maxSourceBytes?: number;
+  /**
+   * Nesting limit (default 500, {@link DEFAULT_MAX_DEPTH}): how deep parentheses, operands,
+   * arguments and member chains may nest, counted while parsing and type checking. A deeper
+   * expression is a compile error naming the limit, in every process state. 0 disables it (then
+   * a very deep expression may fail on the JavaScript stack instead).
+   */
+  maxDepth?: number;
   /** Treat `if` and `else` as identifiers. */
   disableIfOperator?: boolean;
   /** `&&` and `||` skip their right operand when the left decides (default true). */
@@ -220,9 +234,45 @@ function escapingNames(root: Node): Set<string> {
   return out;
 }
 
+/**
+ * For each env name used only as `name.key`, `name["key"]`, `name?.key` or `"key" in name` with
+ * constant keys: those keys. A name used any other way (as a whole value, with a computed key)
+ * maps to null. Lets a caller build such a variable partially: only the keys a program can see.
+ */
+function staticKeys(root: Node): Map<string, Set<string> | null> {
+  const out = new Map<string, Set<string> | null>();
+  const note = (name: string, key: string | null) => {
+    const keys = out.get(name);
+    if (keys === null) return;
+    if (key === null) out.set(name, null);
+    else if (keys) keys.add(key);
+    else out.set(name, new Set([key]));
+  };
+  const isEnvName = (n: Node): n is Node & { kind: "Identifier" } =>
+    n.kind === "Identifier" && !n.binding && !n.funcRef;
+  const visit = (n: Node): void => {
+    if (n.kind === "Member" && isEnvName(n.node) && !n.method) {
+      note(n.node.name, n.property.kind === "String" ? n.property.value : null);
+      if (n.property.kind !== "String") visit(n.property);
+      return;
+    }
+    if (n.kind === "Binary" && n.op === "in" && isEnvName(n.right)) {
+      note(n.right.name, n.left.kind === "String" ? n.left.value : null);
+      if (n.left.kind !== "String") visit(n.left);
+      return;
+    }
+    if (isEnvName(n)) note(n.name, null);
+    forEachChild(n, visit);
+  };
+  visit(root);
+  return out;
+}
+
 export class CompiledProgram implements Program {
   /** See {@link escapingNames}. */
   escaping: ReadonlySet<string> = new Set();
+  /** See {@link staticKeys}. */
+  keysRead: ReadonlyMap<string, ReadonlySet<string> | null> = new Map();
 
   constructor(
     readonly source: string,
@@ -307,9 +357,11 @@ export function compile(source: string, options: CompileOptions = {}): Program {
   const src = typeof source === "string" ? source : "";
   try {
     if (typeof source !== "string") throw new CompileFailure("the expression must be a string", 0);
-    if (options.maxSourceBytes !== undefined && Buffer.byteLength(source, "utf8") > options.maxSourceBytes) {
-      throw new CompileFailure(`expression exceeds the maximum length of ${options.maxSourceBytes} bytes`, 0);
+    const maxSourceBytes = options.maxSourceBytes ?? DEFAULT_MAX_SOURCE_BYTES;
+    if (maxSourceBytes > 0 && Buffer.byteLength(source, "utf8") > maxSourceBytes) {
+      throw new CompileFailure(`expression exceeds the maximum length of ${maxSourceBytes} bytes`, 0);
     }
+    const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
     const envDecl = options.env ?? undefined;
     const env = envDecl
       ? new Map(Object.entries(envDecl).map(([k, d]) => [k, fromDescriptor(d)] as const))
@@ -329,7 +381,8 @@ export function compile(source: string, options: CompileOptions = {}): Program {
     }
     const disabled = new Set(options.disabledBuiltins ?? []);
     const ast = parse(source, {
-      maxNodes: options.maxNodes ?? 10000,
+      maxNodes: options.maxNodes ?? DEFAULT_MAX_NODES,
+      maxDepth,
       disableIfOperator: options.disableIfOperator ?? false,
       disabledBuiltins: disabled,
       isOverridden: (name) => (env?.has(name) ?? false) || functionTypes.has(name),
@@ -339,6 +392,7 @@ export function compile(source: string, options: CompileOptions = {}): Program {
       strict: env !== undefined && !options.allowUndefinedVariables,
       functions: functionTypes,
       disabledBuiltins: disabled,
+      maxDepth,
     });
     const resultType = checker.check(ast);
     checkExpect(options.expect, options.warnOnAny ?? false, resultType, ast);
@@ -370,6 +424,7 @@ export function compile(source: string, options: CompileOptions = {}): Program {
       resultConverter(options.expect),
     );
     program.escaping = escapingNames(optimized);
+    program.keysRead = staticKeys(optimized);
     return program;
   } catch (e) {
     if (e instanceof FilterCompileError) throw e;

@@ -4,7 +4,7 @@
  */
 
 export type Type =
-  | { readonly k: "unknown" }
+  | { readonly k: "unknown"; readonly untyped?: true }
   | { readonly k: "nil" }
   | { readonly k: "bool" }
   | { readonly k: "int" }
@@ -31,6 +31,13 @@ export interface FuncType {
 }
 
 export const UNKNOWN: Type = { k: "unknown" };
+/**
+ * Unknown with no type at all (upstream's empty nature), as opposed to `interface {}`: the type of
+ * `$env`, of undeclared names and of operations on unknown values. Both are unknown to the
+ * checker, but nothing is assignable to or from this one, so `c ? x : $env` is unknown while
+ * `c ? x : obj.member` takes the type of `x`.
+ */
+export const NOTYPE: Type = { k: "unknown", untyped: true };
 export const NIL: Type = { k: "nil" };
 export const BOOL: Type = { k: "bool" };
 export const INT: Type = { k: "int" };
@@ -118,6 +125,7 @@ export function sameType(a: Type, b: Type): boolean {
 
 /** Go AssignableTo: identical types, or anything (including nil) to interface{}. */
 export function assignable(from: Type, to: Type): boolean {
+  if ((from.k === "unknown" && from.untyped) || (to.k === "unknown" && to.untyped)) return false;
   if (to.k === "unknown") return true;
   if (from.k === "nil") return false;
   return sameType(from, to);

@@ -6,6 +6,7 @@ import { filterMessage } from "../engine/filters.js";
 import type { Logger } from "../engine/logger.js";
 import type { PreparedMessage } from "../engine/outgoing.js";
 import type { Target } from "../engine/subscriptions.js";
+import type { FilterMessage } from "../filter/index.js";
 import type { Conn } from "./db.js";
 import { lockAll, xactLockKey } from "./locks.js";
 import type { PgQueueRegistry, PgQueueRow } from "./queue-registry.js";
@@ -140,8 +141,10 @@ export class PgInserter {
         copies.push({ i, queue: name, m, kind: "queue", sub: name });
         return;
       }
+      // One filter input per message: the subscriptions' filters share its decoded body.
+      const input = filterMessage(m, t.now, t.visibleAt);
       for (const x of targets ?? []) {
-        if (!this.accepts(x, m, t)) continue;
+        if (!this.accepts(x, input)) continue;
         if (x.kind === "queue") copies.push({ i, queue: x.name, m, kind: "queue", sub: x.name });
         else if (x.kind === "task") {
           copies.push({
@@ -418,10 +421,10 @@ export class PgInserter {
   }
 
   /** Whether a subscription takes a copy: not paused, and its filter says yes (fail-closed). */
-  private accepts(x: Target, m: PreparedMessage, t: SendTiming): boolean {
+  private accepts(x: Target, input: FilterMessage): boolean {
     if (x.paused) return false;
     if (!x.filter) return true;
-    return x.filter.matches(filterMessage(m, t.now, t.visibleAt), (err) =>
+    return x.filter.matches(input, (err) =>
       this.logger.warn(
         { topic: x.topic, subscription: x.name, err: err.message },
         "filter failed at run time; message not routed to this subscription",

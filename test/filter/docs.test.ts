@@ -5,6 +5,7 @@ import { dirname, resolve } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import {
+  compile,
   compileMessageFilter,
   FilterCompileError,
   type FilterMessage,
@@ -91,4 +92,13 @@ test("docs: the TypeScript snippet", () => {
     false,
   );
   assert.deepEqual(codes, ["filter_runtime"]);
+});
+
+test("docs: the nesting limit snippet", () => {
+  assert.throws(
+    () => compile(`${"(".repeat(600)}1${")".repeat(600)}`),
+    (e: unknown) =>
+      e instanceof FilterCompileError &&
+      e.message === "expression is nested too deeply (the limit is 500 levels) (1:501)",
+  );
 });

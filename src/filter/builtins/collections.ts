@@ -7,6 +7,8 @@ import {
   GoFloat,
   goTypeName,
   isPlainMap,
+  NIL_SLICE,
+  PAIRS_ARRAY,
   type PlainMap,
   toIndexInt,
   type Value,
@@ -159,7 +161,11 @@ export const COLLECTION_BUILTINS: Record<string, Builtin> = {
   },
   toPairs: {
     check: mapCheck("cannot transform", () => arrayOf(ANY_ARRAY)),
-    call: (_c, a) => mapEntries(a[0] ?? null, "cannot transform").map((e) => [e[0], e[1]]),
+    call: (_c, a) => {
+      const pairs: Value[] = mapEntries(a[0] ?? null, "cannot transform").map((e) => [e[0], e[1]]);
+      Object.defineProperty(pairs, PAIRS_ARRAY, { value: true });
+      return pairs;
+    },
   },
   fromPairs: {
     check: (args) => {
@@ -254,8 +260,11 @@ export const COLLECTION_BUILTINS: Record<string, Builtin> = {
       return ANY_ARRAY;
     },
     call: (c, a) => {
-      const arr = asArray(a[0] ?? null, "invalid argument for sort (type").slice();
       const desc = a.length > 1 ? sortOrder(a[1] ?? null) : false;
+      // Upstream sorts only `[]any` and slices of scalars; anything else (a string, a map, nil,
+      // toPairs' pairs) gives a nil slice.
+      if (!Array.isArray(a[0]) || PAIRS_ARRAY in a[0]) return NIL_SLICE;
+      const arr = a[0].slice();
       c.grow(arr.length);
       return sortValues(c, arr, desc);
     },

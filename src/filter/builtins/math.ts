@@ -42,39 +42,57 @@ export function goRound(x: number): number {
   return x < 0 ? -Math.round(-x) : Math.round(x);
 }
 
-/** validateAggregateFunc: numbers, arrays or any; the first array or any ends the check. */
-function aggregateCheck(name: string, resultOf: (args: Type[]) => Type) {
+/**
+ * Upstream's static type of max, min, mean and median: unknown as soon as an argument is an array
+ * or unknown (the arguments after it are not checked), otherwise the type of the first argument,
+ * even for mean and median, whose run-time value is a float (see `runtimeTypeOf`).
+ */
+function aggregateCheck(name: string) {
   return (args: Type[]): Type => {
     if (args.length === 0) throw new CheckError(`not enough arguments to call ${name}`);
     for (const t of args) {
-      if (isUnknown(t) || isArray(t)) return resultOf(args) === FLOAT ? FLOAT : UNKNOWN;
+      if (isUnknown(t) || isArray(t)) return UNKNOWN;
       if (!isNumber(t)) throw new CheckError(`invalid argument for ${name} (type ${argName(t)})`);
     }
-    return resultOf(args);
+    return args[0] as Type;
   };
 }
 
-function minMax(
-  c: Ctx,
-  name: string,
-  replace: (cur: Value, cand: Value) => boolean,
-  depth: number,
-  args: Value[],
-): Value {
+const invalid = (name: string, v: Value) =>
+  new FilterRuntimeError(`invalid argument for ${name} (type ${goTypeName(v)})`);
+
+/** Keeps the larger (max) or smaller (min) of the current best and a candidate; ties keep the first. */
+type Better = (cur: Value, cand: Value) => boolean;
+
+/**
+ * max/min over numbers and (nested) arrays of numbers; an empty input gives nil. A single
+ * argument that is neither a number nor an array is returned as it is (`max("a")` is "a");
+ * among several arguments, or inside an array, it is an error.
+ */
+function minMax(c: Ctx, name: string, better: Better, depth: number, args: Value[]): Value {
   if (depth > MAX_DEPTH) throw new FilterRuntimeError("recursion depth exceeded");
   let val: Value = null;
+  const consider = (v: Value) => {
+    if (v !== null && v !== undefined && (val === null || better(val, v))) val = v;
+  };
   for (const arg of args) {
-    if (Array.isArray(arg) || arg instanceof Uint8Array) {
+    if (Array.isArray(arg)) {
       c.work(arg.length);
       for (const el of arg as Value[]) {
-        const e = minMax(c, name, replace, depth + 1, [el]);
-        if (e === null || e === undefined) continue;
-        if (val === null || replace(val, e)) val = e;
+        if (isNumeric(el)) consider(el);
+        else if (Array.isArray(el) || el instanceof Uint8Array)
+          consider(minMax(c, name, better, depth + 1, [el]));
+        else throw invalid(name, el);
       }
+    } else if (arg instanceof Uint8Array) {
+      c.work(arg.length);
+      for (const el of arg) consider(el);
     } else if (isNumeric(arg)) {
-      if (val === null || replace(val, arg)) val = arg;
+      consider(arg);
+    } else if (args.length === 1) {
+      return arg;
     } else {
-      throw new FilterRuntimeError(`invalid argument for ${name} (type ${goTypeName(arg)})`);
+      throw invalid(name, arg);
     }
   }
   return val;
@@ -134,15 +152,15 @@ export const MATH_BUILTINS: Record<string, Builtin> = {
     call: (_c, a) => mkFloat(goRound(toFloatArg(a[0], "round"))),
   },
   max: {
-    check: aggregateCheck("max", (args) => args[0] as Type),
+    check: aggregateCheck("max"),
     call: (c, a) => minMax(c, "max", (cur, cand) => less(cur, cand), 0, a),
   },
   min: {
-    check: aggregateCheck("min", (args) => args[0] as Type),
+    check: aggregateCheck("min"),
     call: (c, a) => minMax(c, "min", (cur, cand) => more(cur, cand), 0, a),
   },
   mean: {
-    check: aggregateCheck("mean", () => FLOAT),
+    check: aggregateCheck("mean"),
     call: (c, a) => {
       const xs: number[] = [];
       collectNumbers(c, "mean", 0, a, xs);
@@ -153,7 +171,7 @@ export const MATH_BUILTINS: Record<string, Builtin> = {
     },
   },
   median: {
-    check: aggregateCheck("median", () => FLOAT),
+    check: aggregateCheck("median"),
     call: (c, a) => {
       const xs: number[] = [];
       collectNumbers(c, "median", 0, a, xs);

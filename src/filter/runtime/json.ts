@@ -14,6 +14,7 @@ import {
   GoWeekday,
   goTypeName,
   isPlainMap,
+  NIL_SLICE,
   type PlainMap,
   type Value,
 } from "./values.js";
@@ -91,6 +92,7 @@ function encode(v: Value, indent: string): string {
   if (v instanceof GoFloat) return jsonFloat(v.v);
   const inner = `${indent}  `;
   if (Array.isArray(v)) {
+    if (v === NIL_SLICE) return "null";
     if (v.length === 0) return "[]";
     return `[\n${v.map((x) => inner + encode(x, inner)).join(",\n")}\n${indent}]`;
   }
@@ -113,6 +115,14 @@ function encode(v: Value, indent: string): string {
 /** Go json.MarshalIndent(v, "", "  "). */
 export function toJSON(v: Value): string {
   return encode(v, "");
+}
+
+/**
+ * Converts a value from JSON.parse to the language's representation in place: every number becomes
+ * a float. Apply it once per value (a converted float box would be converted again).
+ */
+export function floatJson(v: unknown): Value {
+  return floatify(v);
 }
 
 /** Replaces every JSON number by a float value, in place (objects come from JSON.parse). */

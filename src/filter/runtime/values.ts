@@ -97,8 +97,25 @@ export class GoFunc {
 }
 
 /** A map whose keys may be of any hashable type (Go map[any]any). */
+/**
+ * A nil slice (Go `[]any(nil)`), as `sort` returns for a non-array: it has no elements (len 0,
+ * loops run zero times, it equals `[]`) yet counts as nil for `??` and prints as JSON `null`.
+ */
+export const NIL_SLICE: Value[] = Object.freeze([] as Value[]) as Value[];
+
+/**
+ * Marks the arrays `toPairs` returns: Go `[][2]any`, not `[]any`, so `sort` (which sorts only
+ * `[]any` and typed slices of scalars) gives nil for them.
+ */
+export const PAIRS_ARRAY: unique symbol = Symbol("[][2]any");
+
 export class AnyKeyMap {
   readonly entries = new Map<string, [Value, Value]>();
+  /**
+   * True for a `groupBy` result (Go `map[any][]any`), whose keys keep their `any` type even when
+   * all are strings; `fromPairs` builds an untagged one.
+   */
+  constructor(readonly grouped = false) {}
   get size(): number {
     return this.entries.size;
   }
