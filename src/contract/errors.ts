@@ -9,6 +9,7 @@ export type ErrorCode =
   | "invalid_argument"
   | "group_required"
   | "unauthenticated"
+  | "permission_denied"
   | "not_found"
   | "unimplemented"
   | "already_exists"
@@ -56,6 +57,13 @@ export class GroupRequiredError extends MqliteError {
 export class UnauthenticatedError extends MqliteError {
   constructor(message = "missing or invalid Bearer token") {
     super("unauthenticated", 401, message);
+  }
+}
+
+/** The caller may not make this request (a cross-site page, say, on a server without auth). */
+export class PermissionDeniedError extends MqliteError {
+  constructor(message: string) {
+    super("permission_denied", 403, message);
   }
 }
 
@@ -178,6 +186,7 @@ const byCode: Record<ErrorCode, (message: string) => MqliteError> = {
   invalid_argument: (m) => new InvalidArgumentError(m),
   group_required: (m) => new GroupRequiredError(m),
   unauthenticated: (m) => new UnauthenticatedError(m),
+  permission_denied: (m) => new PermissionDeniedError(m),
   not_found: (m) => new NotFoundError(m),
   unimplemented: (m) => new UnimplementedError(m),
   already_exists: (m) => new AlreadyExistsError(m),

@@ -13,6 +13,8 @@ export interface DashboardOptions {
   cors?: string | false;
   /** The access log. Default: silent. */
   logger?: Logger;
+  /** Serve a non-loopback `host` without tokens (refused otherwise), as `startServer`'s option. */
+  insecureAllowRemote?: boolean;
 }
 
 /** A running console: open `url` in a browser. */
@@ -37,6 +39,7 @@ export async function startDashboard(broker: Broker, options: DashboardOptions =
     port: options.port ?? 6754,
     host: options.host ?? "127.0.0.1",
     tokens: options.tokens ?? [],
+    ...(options.insecureAllowRemote !== undefined && { insecureAllowRemote: options.insecureAllowRemote }),
     ...(options.cors !== undefined && { cors: options.cors }),
     ui: { dir: defaultConsoleDir() },
     logger: options.logger ?? silentLogger,

@@ -7,9 +7,11 @@ import { discoveryCard } from "./discovery.js";
 import type { ServerEnv, ServerState } from "./env.js";
 import { registerEvents } from "./events.js";
 import { gate } from "./gate.js";
+import { LongPollSlots } from "./long-polls.js";
 import { registerMcpRoute } from "./mcp-route.js";
 import { ServerMetrics } from "./metrics.js";
-import { DEFAULT_MAX_LONG_POLLS, type ServerOptions } from "./options.js";
+import { DEFAULT_MAX_LONG_POLLS, DEFAULT_MAX_LONG_POLLS_PER_CLIENT, type ServerOptions } from "./options.js";
+import { requestGuard } from "./request-guard.js";
 import { errorJson, json } from "./respond.js";
 import { registerRpcs } from "./rpc/register.js";
 import { registerUi } from "./ui.js";
@@ -18,6 +20,7 @@ import { registerUi } from "./ui.js";
 export interface ServerApp {
   app: Hono<ServerEnv>;
   metrics: ServerMetrics;
+  state: ServerState;
 }
 
 /**
@@ -26,29 +29,43 @@ export interface ServerApp {
  * size cap → handler, in one function).
  */
 export function createServerApp(
-  options: ServerOptions & { logger: Logger; version: string },
+  options: ServerOptions & { logger: Logger; version: string; host?: string },
   stopping: AbortSignal,
 ): ServerApp {
   const tokens = options.tokens ?? [];
+  const auth = tokens.length > 0;
+  const cors = resolveCors(options.cors, auth);
   const state: ServerState = {
     broker: options.broker,
     logger: options.logger,
     version: options.version,
-    auth: tokens.length > 0,
+    auth,
     maxMessageBytes: options.maxMessageBytes,
     stopping,
-    longPolls: {
-      parked: 0,
-      max: options.maxLongPolls ?? DEFAULT_MAX_LONG_POLLS,
-      byConnection: new WeakMap(),
-    },
+    longPolls: new LongPollSlots(
+      options.maxLongPolls ?? DEFAULT_MAX_LONG_POLLS,
+      options.maxLongPollsPerClient ?? DEFAULT_MAX_LONG_POLLS_PER_CLIENT,
+      auth,
+    ),
+    mcpAllowedHosts: [],
   };
   const metrics = new ServerMetrics(options.broker);
   const app = new Hono<ServerEnv>();
 
   app.use(
     "*",
-    gate({ cors: resolveCors(options.cors, state.auth), logger: options.logger, stopping, tokens }),
+    gate({
+      cors,
+      logger: options.logger,
+      stopping,
+      tokens,
+      guard: requestGuard({
+        auth,
+        cors,
+        ...(options.host !== undefined && { bindHost: options.host }),
+        ...(options.allowedHosts !== undefined && { allowedHosts: options.allowedHosts }),
+      }),
+    }),
   );
 
   registerRpcs(app, state, metrics);
@@ -70,5 +87,5 @@ export function createServerApp(
 
   app.notFound((c) => errorJson(c, new NotFoundError(`no such path: ${c.req.path}`)));
   app.onError((err, c) => errorJson(c, err));
-  return { app, metrics };
+  return { app, metrics, state };
 }

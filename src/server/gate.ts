@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { ClosedError, UnauthenticatedError } from "../contract/errors.js";
 import type { Logger } from "../engine/logger.js";
 import { writeAccessLog } from "./access-log.js";
@@ -15,6 +15,8 @@ export interface GateOptions {
   stopping: AbortSignal;
   /** Bearer tokens; none turns auth off. */
   tokens: readonly string[];
+  /** Refusals checked before auth (request-guard.ts): a foreign Host or Origin, a non-JSON RPC. */
+  guard?: (c: Context<ServerEnv>) => Error | undefined;
 }
 
 /**
@@ -26,15 +28,18 @@ export interface GateOptions {
 export function gate(options: GateOptions): MiddlewareHandler<ServerEnv> {
   const cors = options.cors ? corsApplier(options.cors) : undefined;
   const check = options.tokens.length > 0 ? tokenChecker(options.tokens) : undefined;
-  const { logger, stopping } = options;
+  const { guard, logger, stopping } = options;
   return async (c, next) => {
     const preflight = cors?.(c);
     if (preflight) return preflight;
     const started = performance.now();
     c.set("access", {});
     let refusal: Response | undefined;
+    const guarded = guard?.(c);
     if (stopping.aborted) {
       refusal = errorJson(c, new ClosedError("mqlite: the server is stopping"), { Connection: "close" });
+    } else if (guarded) {
+      refusal = errorJson(c, guarded);
     } else if (check && !isOpenPath(c.req.path) && !check(c.req.header("authorization"))) {
       refusal = errorJson(c, new UnauthenticatedError());
     }

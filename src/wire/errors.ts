@@ -19,9 +19,11 @@ export function errorToWire(err: unknown): { status: number; body: ErrorBody } {
 const codeByStatus: Record<number, string> = {
   400: "invalid_argument",
   401: "unauthenticated",
+  403: "permission_denied",
   404: "not_found",
   405: "unimplemented",
   413: "message_too_large",
+  415: "invalid_argument",
   429: "resource_exhausted",
   499: "canceled",
 };
