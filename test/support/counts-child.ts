@@ -1,10 +1,15 @@
-// Runs the random workload on a file until it is killed, printing "step <n>" after each step.
+// Runs the random workload until it is killed, printing "step <n>" after each step.
+//   argv: <sqlite path | postgres DSN> <seed> [<postgres schema>]
 import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { openBroker } from "../../src/open.js";
 import { createWorkloadQueues, randomStep, rng } from "./random-workload.js";
 
-const [path, seed] = process.argv.slice(2) as [string, string];
-const broker = await openBroker(path, { logger: silentLogger, synchronous: "normal" });
+const [location, seed, schema] = process.argv.slice(2) as [string, string, string | undefined];
+const broker = await openBroker(location, {
+  logger: silentLogger,
+  synchronous: "normal",
+  ...(schema !== undefined && { schema }),
+});
 await createWorkloadQueues(broker);
 const random = rng(Number(seed));
 for (let n = 0; ; n++) {

@@ -1,9 +1,10 @@
 import { initial } from "./0001_initial.js";
 import { jobs } from "./0002_jobs.js";
 import { jobTopics } from "./0003_job_topics.js";
+import { queueCounts } from "./0004_queue_counts.js";
 import type { PgMigration } from "./migration.js";
 
 /** Every migration of the PostgreSQL schema, in order. */
-export const pgMigrations: readonly PgMigration[] = [initial, jobs, jobTopics];
+export const pgMigrations: readonly PgMigration[] = [initial, jobs, jobTopics, queueCounts];
 
 export const PG_SCHEMA_VERSION = pgMigrations[pgMigrations.length - 1]!.version;
