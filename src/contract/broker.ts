@@ -15,6 +15,7 @@ import type {
   QueueConfig,
   QueueInfo,
   QueueStats,
+  Readiness,
   ReceiveOptions,
   RedriveOptions,
   RejectOptions,
@@ -112,6 +113,11 @@ export interface Broker extends JobService, TopicService {
 
   // --- the broker -----------------------------------------------------------------------------
   status(): Promise<BrokerStatus>;
+  /**
+   * Whether writes can be taken now (a full disk, a lock held elsewhere, closing), without writing.
+   * Optional: a broker without it is ready while `status()` answers.
+   */
+  readiness?(): Promise<Readiness>;
   /** Stops admitting work, wakes long-polls, waits for work in flight, and releases the store. */
   close(): Promise<void>;
 }

@@ -49,6 +49,7 @@ import type {
   QueueConfig,
   QueueInfo,
   QueueStats,
+  Readiness,
   ReceiveOptions,
   RedriveOptions,
   RejectOptions,
@@ -91,6 +92,7 @@ import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "./message-row.js";
 import { type PreparedMessage, prepareMessages } from "./outgoing.js";
 import { type CountRow, statsFromCounts } from "./queue-counts.js";
 import { QueueRegistry } from "./queue-registry.js";
+import { fileReadiness } from "./readiness.js";
 import { MultiReceiver } from "./receive-any.js";
 import { SequenceNumbers } from "./sequence-numbers.js";
 import { type KeepOptions, type SettleEffect, Settler } from "./settle.js";
@@ -1234,6 +1236,12 @@ export class SqliteBroker implements Broker {
   }
 
   // --- the broker -------------------------------------------------------------------------------
+
+  readiness(): Promise<Readiness> {
+    if (this.closing)
+      return Promise.resolve({ ready: false, reason: "closing", message: "mqlite: broker is closed" });
+    return Promise.resolve(fileReadiness(this.location, this.writer.storeFailure));
+  }
 
   status(): Promise<BrokerStatus> {
     return this.read(() => {

@@ -46,6 +46,7 @@ import type {
   QueueConfig,
   QueueInfo,
   QueueStats,
+  Readiness,
   ReceiveMode,
   ReceiveOptions,
   RedriveOptions,
@@ -1158,6 +1159,12 @@ export class PostgresBroker implements Broker {
   }
 
   // --- the broker -------------------------------------------------------------------------------
+
+  readiness(): Promise<Readiness> {
+    if (this.closing)
+      return Promise.resolve({ ready: false, reason: "closing", message: "mqlite: broker is closed" });
+    return Promise.resolve({ ready: true });
+  }
 
   status(): Promise<BrokerStatus> {
     return this.read(async (c) => {

@@ -11,6 +11,7 @@ import { LongPollSlots } from "./long-polls.js";
 import { registerMcpRoute } from "./mcp-route.js";
 import { ServerMetrics } from "./metrics.js";
 import { DEFAULT_MAX_LONG_POLLS, DEFAULT_MAX_LONG_POLLS_PER_CLIENT, type ServerOptions } from "./options.js";
+import { registerReadiness } from "./readiness.js";
 import { requestGuard } from "./request-guard.js";
 import { errorJson, json } from "./respond.js";
 import { registerRpcs } from "./rpc/register.js";
@@ -72,6 +73,7 @@ export function createServerApp(
   registerEvents(app, state);
   app.all("/", (c) => json(c, 200, discoveryCard(state.version, state.auth, !!options.ui)));
   app.all("/healthz", (c) => c.text("ok"));
+  registerReadiness(app, state, tokens);
   app.all("/metrics", async (c) => {
     try {
       return c.body(await metrics.render(), 200, { "Content-Type": metrics.contentType });

@@ -36,7 +36,8 @@ export function gate(options: GateOptions): MiddlewareHandler<ServerEnv> {
     c.set("access", {});
     let refusal: Response | undefined;
     const guarded = guard?.(c);
-    if (stopping.aborted) {
+    // `/readyz` answers `closing` itself.
+    if (stopping.aborted && c.req.path !== "/readyz") {
       refusal = errorJson(c, new ClosedError("mqlite: the server is stopping"), { Connection: "close" });
     } else if (guarded) {
       refusal = errorJson(c, guarded);
