@@ -16,6 +16,9 @@ export const MAX_PROPERTY_BYTES = 64 * 1024;
 // gigabytes. The original caps only RenewBatch (512) and the 32 MiB body; these are high enough
 // that none of its clients meet them.
 
+/** Bytes of one request body (the original's MaxBodyBytes, 32 MiB); 413 beyond. */
+export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
+
 /** Items of one list in a request: Send's and CompleteBatch's messages, lists of sequence numbers. */
 export const MAX_BATCH_ITEMS = 10_000;
 

@@ -70,7 +70,7 @@ export interface RunningServer {
 }
 
 /** The request-size cap of every RPC (32 MiB), as the original's MaxBodyBytes. */
-export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
+export { MAX_REQUEST_BYTES } from "../contract/limits.js";
 export const DEFAULT_GRACE_MS = 25_000;
 export const DEFAULT_MAX_LONG_POLLS = 1000;
 export const DEFAULT_MAX_LONG_POLLS_PER_CLIENT = 100;

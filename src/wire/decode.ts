@@ -8,7 +8,7 @@ function fieldPath(path: PropertyKey[]): string {
 }
 
 /** A validation issue in the words of Go's decoder, so clients see familiar messages. */
-function describe(issue: z.core.$ZodIssue): string {
+export function describe(issue: z.core.$ZodIssue): string {
   const at = fieldPath(issue.path);
   if (issue.code === "unrecognized_keys") {
     const where = issue.path.length > 0 ? ` in ${at.slice(1)}` : "";

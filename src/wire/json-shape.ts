@@ -28,6 +28,16 @@ const CLOSE_ARRAY = 0x5d;
 const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 
+/**
+ * Where a list that is the value of a top-level field lies in the text: its brackets and the commas
+ * between its items (so each item can be decoded on its own).
+ */
+export interface TopLevelList {
+  open: number;
+  close: number;
+  commas: number[];
+}
+
 /** The index of the quote closing the string whose opening quote is at `open`, or -1. */
 function stringEnd(text: string, open: number): number {
   let at = text.indexOf('"', open + 1);
@@ -47,12 +57,17 @@ function stringEnd(text: string, open: number): number {
  * levels deep after 64 characters. Strings are skipped whole (a native search for their closing
  * quote). It only counts: malformed JSON is left to the parser, which refuses it.
  */
-export function refuseOversizedJson(text: string, caps: JsonShapeCaps = REQUEST_SHAPE_CAPS): void {
+export function refuseOversizedJson(
+  text: string,
+  caps: JsonShapeCaps = REQUEST_SHAPE_CAPS,
+  lists?: TopLevelList[],
+): void {
   // Per open container: its separators so far (items are separators + 1) and whether it is an array.
   const commas = new Int32Array(caps.maxDepth + 1);
   const isArray = new Uint8Array(caps.maxDepth + 1);
   let depth = 0;
   let entries = 0;
+  let current: TopLevelList | undefined;
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const ch = text.charCodeAt(i);
@@ -63,6 +78,7 @@ export function refuseOversizedJson(text: string, caps: JsonShapeCaps = REQUEST_
     } else if (ch === COMMA) {
       if (depth === 0) continue;
       const items = ++commas[depth]! + 1;
+      if (depth === 2 && current) current.commas.push(i);
       if (++entries > caps.maxEntries) {
         throw new InvalidArgumentError(`json: more than ${caps.maxEntries} items and keys in one request`);
       }
@@ -83,7 +99,14 @@ export function refuseOversizedJson(text: string, caps: JsonShapeCaps = REQUEST_
       }
       commas[depth] = 0;
       isArray[depth] = ch === OPEN_ARRAY ? 1 : 0;
+      if (lists && depth === 2 && ch === OPEN_ARRAY && isArray[1] === 0)
+        current = { open: i, close: -1, commas: [] };
     } else if (ch === CLOSE_ARRAY || ch === CLOSE_OBJECT) {
+      if (depth === 2 && current && ch === CLOSE_ARRAY) {
+        current.close = i;
+        lists!.push(current);
+        current = undefined;
+      }
       if (depth > 0) depth--;
     }
   }

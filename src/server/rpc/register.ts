@@ -4,12 +4,14 @@ import { bodyLimit } from "hono/body-limit";
 import { MessageTooLargeError, UnimplementedError } from "../../contract/errors.js";
 import {
   decodeRequest,
+  decodeRequestSliced,
   ROUTE_NAMES,
   ROUTES,
   type RouteName,
   type RpcRoute,
   rpcName,
   rpcPath,
+  SLICED_DECODE_BYTES,
 } from "../../wire/index.js";
 import type { AccessFields, ServerEnv, ServerState } from "../env.js";
 import { LongPollLimitError } from "../long-polls.js";
@@ -93,6 +95,13 @@ function onUndelivered(c: Context<ServerEnv>, giveBack: () => void): void {
   });
 }
 
+/** Decodes a request body; a large one in slices, so that other requests are served meanwhile. */
+function decode<S extends NonNullable<RpcRoute["request"]>>(schema: S, text: string) {
+  return text.length >= SLICED_DECODE_BYTES
+    ? decodeRequestSliced(schema, text, decodeRequest)
+    : decodeRequest(schema, text);
+}
+
 /**
  * One RPC route as one function (a hono layer per step costs every request a promise and a
  * closure): name it in the access log, time it, require POST, cap the body, decode, run, answer.
@@ -163,7 +172,7 @@ function endpoint(
   return async (c) => {
     try {
       // ListQueues, ListSubscriptions and Status never read the body, as the original.
-      const req = route.request ? decodeRequest(route.request, await c.req.text()) : undefined;
+      const req = route.request ? await decode(route.request, await c.req.text()) : undefined;
       // A long-poll that will park holds a connection and a waiter: there is a cap on them.
       const parks = wantsSignal && ((req as { wait_time_ms?: number | null }).wait_time_ms ?? 0) > 0;
       const slot = parks ? state.longPolls.park(c) : undefined;
