@@ -16,7 +16,7 @@ CREATE TABLE queue_counts (
   state TEXT NOT NULL,
   n     INTEGER NOT NULL,
   PRIMARY KEY (queue, state)
-) STRICT, WITHOUT ROWID;
+) STRICT;
 
 INSERT INTO queue_counts (queue, state, n)
   SELECT queue, state, count(*) FROM messages GROUP BY queue, state;
