@@ -16,6 +16,7 @@ import type {
   QueueConfig,
   QueueInfo,
   QueueStats,
+  Readiness,
   ReceiveOptions,
   RedriveOptions,
   RejectOptions,
@@ -120,6 +121,11 @@ export interface Broker extends JobService, TopicService {
 
   // --- the broker -----------------------------------------------------------------------------
   status(): Promise<BrokerStatus>;
+  /**
+   * Whether writes can be taken now (a full disk, a lock held elsewhere, closing), without writing.
+   * Optional: a broker without it is ready while `status()` answers.
+   */
+  readiness?(): Promise<Readiness>;
   /** Stops admitting work, wakes long-polls, waits for work in flight, and releases the store. */
   close(): Promise<void>;
 }

@@ -60,7 +60,10 @@ export class UnauthenticatedError extends MqliteError {
   }
 }
 
-/** The token is valid but lacks the scope the call needs (the message names it). */
+/**
+ * The caller may not make this request: a token without the scope the call needs (the message
+ * names it), or a cross-site page on a server without auth.
+ */
 export class PermissionDeniedError extends MqliteError {
   constructor(message: string) {
     super("permission_denied", 403, message);

@@ -36,3 +36,33 @@ export const MAX_EVENT_LOG_EVENTS = 10_000;
 
 /** How long the event log keeps an event: 24 hours. */
 export const EVENT_LOG_RETENTION_MS = 24 * 3600 * 1000;
+
+// Caps of a served request, checked while it is decoded and before any work: one request of a
+// million items, or nested a million levels deep, froze a served broker for seconds and took
+// gigabytes. The original caps only RenewBatch (512) and the 32 MiB body; these are high enough
+// that none of its clients meet them.
+
+/** Bytes of one request body (the original's MaxBodyBytes, 32 MiB); 413 beyond. */
+export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
+
+/** Items of one list in a request: Send's and CompleteBatch's messages, lists of sequence numbers. */
+export const MAX_BATCH_ITEMS = 10_000;
+
+/** Locks renewed by one RenewBatch (the original's cap). */
+export const MAX_RENEW_BATCH = 512;
+
+/** Names in one list of a request (queues, states, claim gates). */
+export const MAX_NAME_LIST = 1_000;
+
+/** Nesting levels of a request's JSON (the deepest valid request has five). */
+export const MAX_JSON_DEPTH = 64;
+
+/** Keys of one JSON object of a request (a message has at most this many properties). */
+export const MAX_OBJECT_KEYS = MAX_MESSAGE_PROPERTIES;
+
+/**
+ * Array items and object keys of one request together (a Send of 10,000 messages with a dozen
+ * properties each fits): without it, 2,000 messages of 1,000 properties each stay under every other
+ * cap and take seconds to decode.
+ */
+export const MAX_REQUEST_ENTRIES = 250_000;

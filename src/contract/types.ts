@@ -300,6 +300,16 @@ export interface TestFilterResult {
   matched: boolean;
 }
 
+/** Why a broker cannot take writes right now (`/readyz`). */
+export type NotReadyReason = "storage_full" | "db_locked" | "closing";
+
+/** Whether a broker can take writes: `reason` and `message` say why not. */
+export interface Readiness {
+  ready: boolean;
+  reason?: NotReadyReason;
+  message?: string;
+}
+
 export interface BrokerStatus {
   version: string;
   backend: "memory" | "local file" | "postgres";

@@ -14,6 +14,8 @@ export interface DashboardOptions {
   cors?: string | false;
   /** The access log. Default: silent. */
   logger?: Logger;
+  /** Serve a non-loopback `host` without tokens (refused otherwise), as `startServer`'s option. */
+  insecureAllowRemote?: boolean;
 }
 
 /** The queue's periodic jobs, as the console's Periodic page lists, pauses and resumes them. */
@@ -49,6 +51,7 @@ export async function startDashboard(
     port: options.port ?? 6754,
     host: options.host ?? "127.0.0.1",
     tokens: options.tokens ?? [],
+    ...(options.insecureAllowRemote !== undefined && { insecureAllowRemote: options.insecureAllowRemote }),
     ...(options.cors !== undefined && { cors: options.cors }),
     ui: { dir: defaultConsoleDir() },
     logger: options.logger ?? silentLogger,

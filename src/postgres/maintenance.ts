@@ -60,6 +60,17 @@ const DROP_AUX = `
   SELECT ((SELECT count(*) FROM r) + (SELECT count(*) FROM a))::int AS n`;
 
 /**
+ * Folds the per-statement count deltas into the per-queue counts (migration 4). The deltas it
+ * deletes are those its snapshot sees, and it adds exactly those, in one statement: a delta
+ * committed meanwhile waits for the next pass, and a reader sees either side, never both.
+ */
+const COMPACT_COUNTS = `
+  WITH moved AS (DELETE FROM queue_count_deltas RETURNING queue, state, n)
+  INSERT INTO queue_counts (queue, state, n)
+  SELECT queue, state, sum(n) FROM moved GROUP BY queue, state
+  ON CONFLICT (queue, state) DO UPDATE SET n = queue_counts.n + excluded.n`;
+
+/**
  * The background work as plain SQL steps over partial indexes (reaper, scheduler, TTL sweep,
  * janitors, DLQ retention), each inside the caller's transaction. Every step is safe to run on two
  * nodes at once (each touches a row only under its row lock and re-checks it), so leadership is
@@ -73,6 +84,8 @@ export class PgMaintenance {
   }
 
   async reap(c: Conn, now: number, out: MaintenanceResult): Promise<void> {
+    // Every pass (at least once a second): Stats adds up the deltas not folded yet.
+    await c.q(COMPACT_COUNTS);
     const activated = new Set<string>();
     for (const row of await c.q<{ id: number; queue: string; state: string }>(REAP, [now])) {
       if (row.state === "active") {

@@ -52,6 +52,7 @@ import type {
   QueueConfig,
   QueueInfo,
   QueueStats,
+  Readiness,
   ReceiveMode,
   ReceiveOptions,
   RedriveOptions,
@@ -89,6 +90,7 @@ import { emptyResult, type MaintenanceResult } from "../engine/maintenance.js";
 import { type MessageRow, peekedMessage } from "../engine/message-row.js";
 import { type PreparedMessage, prepareMessages } from "../engine/outgoing.js";
 import { pingMsSince } from "../engine/ping.js";
+import { type CountRow, statsFromCounts } from "../engine/queue-counts.js";
 import { awaitSettled } from "../engine/settled-waits.js";
 import { taskSpec } from "../engine/subscriptions.js";
 import { type DeliveryCount, topicBacklog } from "../engine/topic-stats.js";
@@ -167,9 +169,20 @@ const PEEK_ALL = `
   ) t ORDER BY id LIMIT $3`;
 const PEEK_STATE = `SELECT ${PEEK_COLUMNS} FROM messages WHERE queue = $1 AND state = $4 AND id >= $2 ORDER BY id LIMIT $3`;
 
+/** A queue's kept counts (migration 4): the folded ones plus the deltas not folded yet, in one snapshot. */
 const STATS = `
-  SELECT state, count(*)::int AS n, min(CASE WHEN state IN ('active', 'locked') THEN enqueued_at END) AS oldest
-  FROM messages WHERE queue = $1 GROUP BY state`;
+  SELECT state, sum(n)::bigint AS n FROM (
+    SELECT state, n FROM queue_counts WHERE queue = $1
+    UNION ALL
+    SELECT state, n FROM queue_count_deltas WHERE queue = $1
+  ) c GROUP BY state`;
+
+/** The oldest active or locked message: the first by sequence in each state, two index seeks. */
+const OLDEST = `
+  SELECT least(
+    (SELECT enqueued_at FROM messages WHERE queue = $1 AND state = 'active' ORDER BY id LIMIT 1),
+    (SELECT enqueued_at FROM messages WHERE queue = $1 AND state = 'locked' ORDER BY id LIMIT 1)
+  ) AS oldest`;
 
 const DB_SIZE = `
   SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) AS size
@@ -430,33 +443,9 @@ export class PostgresBroker implements Broker {
     queue = pgName(queue);
     return this.read(async (c) => {
       await this.queues.require(c, queue);
-      const s: QueueStats = {
-        queue,
-        active: 0,
-        locked: 0,
-        deferred: 0,
-        scheduled: 0,
-        deadLettered: 0,
-        completed: 0,
-        cancelled: 0,
-        backingOff: 0,
-        total: 0,
-        oldestMessageAgeMs: 0,
-      };
-      const [backingOff] = await c.q<{ n: number }>(
-        "SELECT count(*)::int AS n FROM messages WHERE queue = $1 AND state = 'scheduled' AND delivery_count > 0",
-        [queue],
-      );
-      s.backingOff = backingOff?.n ?? 0;
-      let oldest: number | null = null;
-      for (const r of await c.q<{ state: string; n: number; oldest: number | null }>(STATS, [queue])) {
-        s.total += r.n;
-        if (r.state === "dead_lettered") s.deadLettered = r.n;
-        else if (r.state in s) (s as unknown as Record<string, number>)[r.state] = r.n;
-        if (r.oldest !== null && (oldest === null || r.oldest < oldest)) oldest = r.oldest;
-      }
-      if (oldest !== null) s.oldestMessageAgeMs = Math.max(0, this.clock.now() - oldest);
-      return s;
+      const rows = await c.q<CountRow>(STATS, [queue]);
+      const [row] = await c.q<{ oldest: number | null }>(OLDEST, [queue]);
+      return statsFromCounts(queue, rows, row?.oldest ?? null, this.clock.now());
     });
   }
 
@@ -1193,6 +1182,12 @@ export class PostgresBroker implements Broker {
   }
 
   // --- the broker -------------------------------------------------------------------------------
+
+  readiness(): Promise<Readiness> {
+    if (this.closing)
+      return Promise.resolve({ ready: false, reason: "closing", message: "mqlite: broker is closed" });
+    return Promise.resolve({ ready: true });
+  }
 
   status(): Promise<BrokerStatus> {
     return this.read(async (c) => {

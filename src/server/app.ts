@@ -9,10 +9,13 @@ import { discoveryCard } from "./discovery.js";
 import type { ServerEnv, ServerState } from "./env.js";
 import { registerEvents } from "./events.js";
 import { gate } from "./gate.js";
+import { LongPollSlots } from "./long-polls.js";
 import { registerMcpRoute } from "./mcp-route.js";
 import { ServerMetrics } from "./metrics.js";
-import { DEFAULT_MAX_LONG_POLLS, type ServerOptions } from "./options.js";
+import { DEFAULT_MAX_LONG_POLLS, DEFAULT_MAX_LONG_POLLS_PER_CLIENT, type ServerOptions } from "./options.js";
 import { registerPeriodicRoutes } from "./periodic-route.js";
+import { registerReadiness } from "./readiness.js";
+import { requestGuard } from "./request-guard.js";
 import { errorJson, json } from "./respond.js";
 import { registerRpcs } from "./rpc/register.js";
 import { registerUi } from "./ui.js";
@@ -21,6 +24,7 @@ import { registerUi } from "./ui.js";
 export interface ServerApp {
   app: Hono<ServerEnv>;
   metrics: ServerMetrics;
+  state: ServerState;
 }
 
 /**
@@ -29,30 +33,44 @@ export interface ServerApp {
  * size cap → handler, in one function).
  */
 export function createServerApp(
-  options: ServerOptions & { logger: Logger; version: string },
+  options: ServerOptions & { logger: Logger; version: string; host?: string },
   stopping: AbortSignal,
 ): ServerApp {
   const tokens = options.tokens ?? [];
+  const auth = tokens.length > 0;
+  const cors = resolveCors(options.cors, auth);
   const state: ServerState = {
     broker: options.broker,
     brokerFor: brokersByPrincipal(options.broker, options.logger),
     logger: options.logger,
     version: options.version,
-    auth: tokens.length > 0,
+    auth,
     maxMessageBytes: options.maxMessageBytes,
     stopping,
-    longPolls: {
-      parked: 0,
-      max: options.maxLongPolls ?? DEFAULT_MAX_LONG_POLLS,
-      byConnection: new WeakMap(),
-    },
+    longPolls: new LongPollSlots(
+      options.maxLongPolls ?? DEFAULT_MAX_LONG_POLLS,
+      options.maxLongPollsPerClient ?? DEFAULT_MAX_LONG_POLLS_PER_CLIENT,
+      auth,
+    ),
+    mcpAllowedHosts: [],
   };
   const metrics = new ServerMetrics(options.broker);
   const app = new Hono<ServerEnv>();
 
   app.use(
     "*",
-    gate({ cors: resolveCors(options.cors, state.auth), logger: options.logger, stopping, tokens }),
+    gate({
+      cors,
+      logger: options.logger,
+      stopping,
+      tokens,
+      guard: requestGuard({
+        auth,
+        cors,
+        ...(options.host !== undefined && { bindHost: options.host }),
+        ...(options.allowedHosts !== undefined && { allowedHosts: options.allowedHosts }),
+      }),
+    }),
   );
 
   registerRpcs(app, state, metrics);
@@ -61,6 +79,7 @@ export function createServerApp(
   registerPeriodicRoutes(app, options.periodic, options.logger);
   app.all("/", (c) => json(c, 200, discoveryCard(state.version, state.auth, !!options.ui)));
   app.all("/healthz", (c) => c.text("ok"));
+  registerReadiness(app, state, tokens);
   app.all("/metrics", async (c) => {
     try {
       return c.body(await metrics.render(), 200, { "Content-Type": metrics.contentType });
@@ -76,5 +95,5 @@ export function createServerApp(
 
   app.notFound((c) => errorJson(c, new NotFoundError(`no such path: ${c.req.path}`)));
   app.onError((err, c) => errorJson(c, err));
-  return { app, metrics };
+  return { app, metrics, state };
 }

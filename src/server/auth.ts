@@ -1,8 +1,10 @@
 import { hash, timingSafeEqual } from "node:crypto";
 
-/** Paths that need no token: exactly `/`, `/healthz`, `/ui`, and everything under `/ui/`. */
+/** Paths that need no token: exactly `/`, `/healthz`, `/readyz`, `/ui`, and everything under `/ui/`. */
 export function isOpenPath(path: string): boolean {
-  return path === "/" || path === "/healthz" || path === "/ui" || path.startsWith("/ui/");
+  return (
+    path === "/" || path === "/healthz" || path === "/readyz" || path === "/ui" || path.startsWith("/ui/")
+  );
 }
 
 /** One-shot (no Hash object): half the cost of `createHash`, paid on every request. */

@@ -1,6 +1,7 @@
 import type { Broker } from "../contract/broker.js";
 import type { Logger } from "../engine/logger.js";
 import type { Principal } from "./access/tokens.js";
+import type { LongPollSlots } from "./long-polls.js";
 
 /** What the access log records of one request, filled in by the handler. */
 export interface AccessFields {
@@ -41,9 +42,11 @@ export interface ServerState {
   maxMessageBytes: number | undefined;
   /** Aborted when a graceful stop begins: long-polls answer empty, new calls are refused. */
   stopping: AbortSignal;
+  /** The slots of parked long-polls (a wait over 0): in all, per client, per connection. */
+  longPolls: LongPollSlots;
   /**
-   * Long-polls (a wait over 0) parked right now, and the most allowed at once; per connection too
-   * (Node answers pipelined requests in order but runs them at once).
+   * The `Host` headers (name:port) the MCP transport's own DNS-rebinding check accepts, filled in
+   * once a loopback server listens; empty: no check (not loopback, or not listening yet).
    */
-  longPolls: { parked: number; max: number; byConnection: WeakMap<object, number> };
+  mcpAllowedHosts: string[];
 }

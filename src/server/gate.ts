@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { ClosedError } from "../contract/errors.js";
 import type { Logger } from "../engine/logger.js";
 import { authenticator } from "./access/authenticate.js";
@@ -16,6 +16,8 @@ export interface GateOptions {
   stopping: AbortSignal;
   /** Bearer tokens, with their scopes; none turns auth off. */
   tokens: readonly TokenEntry[];
+  /** Refusals checked before auth (request-guard.ts): a foreign Host or Origin, a non-JSON RPC. */
+  guard?: (c: Context<ServerEnv>) => Error | undefined;
 }
 
 /**
@@ -27,15 +29,19 @@ export interface GateOptions {
 export function gate(options: GateOptions): MiddlewareHandler<ServerEnv> {
   const cors = options.cors ? corsApplier(options.cors) : undefined;
   const authenticate = authenticator(options.tokens);
-  const { logger, stopping } = options;
+  const { guard, logger, stopping } = options;
   return async (c, next) => {
     const preflight = cors?.(c);
     if (preflight) return preflight;
     const started = performance.now();
     c.set("access", {});
     let refusal: Response | undefined;
-    if (stopping.aborted) {
+    const guarded = guard?.(c);
+    // `/readyz` answers `closing` itself.
+    if (stopping.aborted && c.req.path !== "/readyz") {
       refusal = errorJson(c, new ClosedError("mqlite: the server is stopping"), { Connection: "close" });
+    } else if (guarded) {
+      refusal = errorJson(c, guarded);
     } else {
       const failure = authenticate(c);
       if (failure) refusal = errorJson(c, failure);

@@ -30,6 +30,9 @@ export function registerMcpRoute(app: Hono<ServerEnv>, state: ServerState): void
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
       maxRequestBodySize: MAX_REQUEST_BYTES,
+      // The gate checks Host and Origin on every route; the transport checks its own too.
+      enableDnsRebindingProtection: state.mcpAllowedHosts.length > 0,
+      allowedHosts: state.mcpAllowedHosts,
     });
     try {
       await server.connect(transport);

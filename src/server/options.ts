@@ -36,11 +36,21 @@ export interface ServerOptions {
   graceMs?: number;
   /**
    * The most long-polls (Receive, ReceiveAny, AwaitSettled with a wait over 0) parked at once; one
-   * more is refused with 429 `resource_exhausted`. Default 1000.
+   * more is refused with 429 `resource_exhausted` and `Retry-After`. Default 1000.
    */
   maxLongPolls?: number;
   /** The periodic jobs the console lists, pauses and resumes (`queue.dashboard()` passes its own). */
   periodic?: PeriodicControl;
+  /**
+   * The most long-polls one client may have parked at once, beside `maxLongPolls`: a client is its
+   * bearer token when auth is on, its remote address otherwise. Default 100.
+   */
+  maxLongPollsPerClient?: number;
+  /**
+   * More `Host` names a loopback server answers to, besides `localhost`, loopback addresses and
+   * the bound address (a request naming any other host is refused 403: DNS rebinding).
+   */
+  allowedHosts?: readonly string[];
 }
 
 /** Where `startServer` listens. */
@@ -49,6 +59,11 @@ export interface ListenOptions {
   host?: string;
   /** Default 6754; 0 picks a free port. */
   port?: number;
+  /**
+   * Serve a non-loopback address without tokens. Default false: `startServer` refuses, as the CLI
+   * does without `--insecure-allow-remote`, since anyone who can reach the address has full access.
+   */
+  insecureAllowRemote?: boolean;
 }
 
 export type StartServerOptions = ServerOptions & ListenOptions;
@@ -67,7 +82,8 @@ export interface RunningServer {
 }
 
 /** The request-size cap of every RPC (32 MiB), as the original's MaxBodyBytes. */
-export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
+export { MAX_REQUEST_BYTES } from "../contract/limits.js";
 export const DEFAULT_GRACE_MS = 25_000;
 export const DEFAULT_MAX_LONG_POLLS = 1000;
+export const DEFAULT_MAX_LONG_POLLS_PER_CLIENT = 100;
 export const DEFAULT_PORT = 6754;

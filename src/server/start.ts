@@ -3,9 +3,11 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import { pino } from "pino";
+import { InvalidArgumentError } from "../contract/errors.js";
 import { VERSION } from "../version.js";
 import { createServerApp } from "./app.js";
 import { InFlight } from "./in-flight.js";
+import { isLoopback } from "./loopback.js";
 import { DEFAULT_GRACE_MS, DEFAULT_PORT, type RunningServer, type StartServerOptions } from "./options.js";
 
 function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
@@ -19,6 +21,18 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
     if (host === "") server.listen(port, listening);
     else server.listen(port, host, listening);
   });
+}
+
+/** Every `Host` header naming a loopback server: each loopback name or allowed name, with the port. */
+function hostHeaders(host: string, allowed: readonly string[] = [], port: number): string[] {
+  const names = new Set([
+    "localhost",
+    "127.0.0.1",
+    "[::1]",
+    host.includes(":") ? `[${host}]` : host,
+    ...allowed,
+  ]);
+  return [...names].map((name) => `${name}:${port}`);
 }
 
 const sleep = (ms: number) =>
@@ -36,12 +50,19 @@ const sleep = (ms: number) =>
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const host = options.host ?? "127.0.0.1";
+  const tokens = options.tokens ?? [];
+  if (tokens.length === 0 && !isLoopback(host) && options.insecureAllowRemote !== true) {
+    throw new InvalidArgumentError(
+      `mqlite: refusing to serve ${host || "every interface"} without auth: give tokens, ` +
+        "bind a loopback address, or pass insecureAllowRemote: true",
+    );
+  }
   const logger = options.logger ?? pino();
   const stopping = new AbortController();
   // Every parked long-poll listens to it: many at once is normal, not a leak.
   setMaxListeners(0, stopping.signal);
-  const { app } = createServerApp(
-    { ...options, logger, version: options.version ?? VERSION },
+  const { app, state } = createServerApp(
+    { ...options, host, logger, version: options.version ?? VERSION },
     stopping.signal,
   );
   // Node checks the header and request timeouts only every connectionsCheckingInterval (30 s by
@@ -59,6 +80,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   inFlight.track(server);
   const address = await listen(server, options.port ?? DEFAULT_PORT, host);
   const urlHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  if (isLoopback(host)) state.mcpAllowedHosts.push(...hostHeaders(host, options.allowedHosts, address.port));
 
   let closing: Promise<void> | undefined;
   const stop = async () => {

@@ -1,4 +1,4 @@
-import { CanceledError, ClosedError } from "../contract/errors.js";
+import { CanceledError, ClosedError, DbLockedError, StorageFullError } from "../contract/errors.js";
 import type { SqliteDatabase } from "./database.js";
 import { mapSqliteError } from "./sqlite-errors.js";
 
@@ -219,6 +219,17 @@ export class Writer {
     return result;
   }
 
+  /**
+   * Why the last transaction could not commit, when it was the store (a full disk or database, a
+   * lock another connection holds) rather than the write; cleared by the next commit. Readiness
+   * reports it.
+   */
+  storeFailure: StorageFullError | DbLockedError | undefined;
+
+  private noteFailure(err: unknown): void {
+    if (err instanceof StorageFullError || err instanceof DbLockedError) this.storeFailure = err;
+  }
+
   /** Stops admitting writes; resolves once every admitted write has settled. */
   close(): Promise<void> {
     this.closed = true;
@@ -242,7 +253,9 @@ export class Writer {
     try {
       this.sql.begin.run();
     } catch (err) {
-      for (const w of batch) this.settle(w, undefined, mapSqliteError(err));
+      const mapped = mapSqliteError(err);
+      this.noteFailure(mapped);
+      for (const w of batch) this.settle(w, undefined, mapped);
       return;
     }
     try {
@@ -269,6 +282,7 @@ export class Writer {
       runAll(hooks.rolledBack);
       this.onRollback();
       const mapped = mapSqliteError(err);
+      this.noteFailure(mapped);
       // A single write's own failure, or a failed commit: nothing of the batch is stored.
       batch.forEach((w, i) => {
         const r = results[i];
@@ -277,6 +291,7 @@ export class Writer {
       return;
     }
     this.onCommit();
+    this.storeFailure = undefined;
     runAll(hooks.after);
     batch.forEach((w, i) => {
       const r = results[i]!;

@@ -23,6 +23,7 @@ const codeByStatus: Record<number, string> = {
   404: "not_found",
   405: "unimplemented",
   413: "message_too_large",
+  415: "invalid_argument",
   429: "resource_exhausted",
   499: "canceled",
 };

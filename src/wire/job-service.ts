@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { AttemptError, MessageRecord, WorkerInfo, WorkerRecord } from "../contract/job-service.js";
+import { MAX_NAME_LIST } from "../contract/limits.js";
 import type { MessageState } from "../contract/types.js";
 import { decodeBase64, encodeBase64 } from "./base64.js";
 import { messageFromWire, messageToWire, WireMessage } from "./message.js";
@@ -19,10 +20,10 @@ export const ClaimGateJSON = z
 
 export const ReceiveAnyRequest = z
   .strictObject({
-    queues: list(z.string()),
+    queues: list(z.string(), MAX_NAME_LIST),
     max_messages: int(),
     wait_time_ms: int(),
-    gates: list(ClaimGateJSON),
+    gates: list(ClaimGateJSON, MAX_NAME_LIST),
   })
   .meta({ id: "ReceiveAnyRequest" });
 
@@ -44,8 +45,8 @@ export const GetMessagesRequest = z
 
 export const BrowseRequest = z
   .strictObject({
-    queues: list(z.string()),
-    states: list(z.string()),
+    queues: list(z.string(), MAX_NAME_LIST),
+    states: list(z.string(), MAX_NAME_LIST),
     backing_off: bool(),
     subject: str(),
     settled_before_ms: int(),
@@ -92,7 +93,12 @@ export const AwaitSettledResponse = z
   .meta({ id: "AwaitSettledResponse" });
 
 export const DeleteSettledRequest = z
-  .strictObject({ queue: str(), states: list(z.string()), older_than_ms: int(), seq_numbers: list(z.int()) })
+  .strictObject({
+    queue: str(),
+    states: list(z.string(), MAX_NAME_LIST),
+    older_than_ms: int(),
+    seq_numbers: list(z.int()),
+  })
   .meta({ id: "DeleteSettledRequest" });
 
 export const DeleteSettledResponse = z
@@ -102,7 +108,7 @@ export const DeleteSettledResponse = z
 export const WorkerInfoJSON = z
   .strictObject({
     worker_id: str(),
-    queues: list(z.string()),
+    queues: list(z.string(), MAX_NAME_LIST),
     status: str().meta({ description: '"active" or "draining".' }),
     hostname: str(),
     pid: int(),

@@ -86,22 +86,30 @@ function makeWellFormed(root: unknown): void {
  */
 export function decodeJsonObject(text: string): Record<string, unknown> {
   if (text.trim() === "") throw new InvalidArgumentError("EOF");
+  const value = decodeJsonValue(text);
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    const kind = value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
+    throw new InvalidArgumentError(`json: cannot unmarshal ${kind} into a request object`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** `decodeJsonObject`'s rules for any JSON value (an item of a request's list, decoded on its own). */
+export function decodeJsonValue(text: string): unknown {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
     throw new InvalidArgumentError(`json: ${(err as Error).message}`);
   }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    const kind = value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
-    throw new InvalidArgumentError(`json: cannot unmarshal ${kind} into a request object`);
-  }
   const literal = holdsNumber(value) ? nonIntegerLiteral(text) : undefined;
   if (literal !== undefined) {
     throw new InvalidArgumentError(`json: cannot unmarshal number ${literal} into an integer field`);
   }
-  if (MAYBE_LONE_SURROGATE.test(text)) makeWellFormed(value);
-  return value as Record<string, unknown>;
+  if (!MAYBE_LONE_SURROGATE.test(text)) return value;
+  if (typeof value === "string") return replaceLone(value);
+  if (value !== null && typeof value === "object") makeWellFormed(value);
+  return value;
 }
 
 /** Encodes a response body as Go's JSON encoder does: compact, with a trailing newline. */

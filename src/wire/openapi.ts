@@ -1,4 +1,13 @@
 import { z } from "zod";
+import {
+  MAX_BATCH_ITEMS,
+  MAX_JSON_DEPTH,
+  MAX_NAME_LIST,
+  MAX_OBJECT_KEYS,
+  MAX_RENEW_BATCH,
+  MAX_REQUEST_BYTES,
+  MAX_REQUEST_ENTRIES,
+} from "../contract/limits.js";
 import { FilterJSON, WireSubscriptionInfo } from "./admin-service.js";
 import { ErrorBody } from "./errors.js";
 import { ClaimGateJSON, WireMessageRecord, WorkerInfoJSON, WorkerRecordJSON } from "./job-service.js";
@@ -89,7 +98,10 @@ export function openApiDocument(version: string): object {
       version,
       description:
         "A message broker whose whole state is one SQLite file. Every RPC is POST /mqlite.v1.<Service>/<Method> " +
-        "with a JSON body; errors are {code, message}. Bytes are standard base64; times are epoch milliseconds.",
+        "with a JSON body; errors are {code, message}. Bytes are standard base64; times are epoch milliseconds. " +
+        `Request caps, checked before the body is parsed (400 invalid_argument naming the cap): a body of ${MAX_REQUEST_BYTES} bytes (413), ` +
+        `${MAX_JSON_DEPTH} levels of nesting, ${MAX_BATCH_ITEMS} items per list (each list's own maxItems may be lower), ` +
+        `${MAX_OBJECT_KEYS} keys per object, ${MAX_REQUEST_ENTRIES} list items and object keys in all (x-mqlite-limits).`,
     },
     security: [{ bearer: [] }],
     components: {
@@ -98,6 +110,15 @@ export function openApiDocument(version: string): object {
     },
     paths,
     "x-mqlite-rpcs": (Object.values(ROUTES) as RpcRoute[]).map(rpcName),
+    "x-mqlite-limits": {
+      maxRequestBytes: MAX_REQUEST_BYTES,
+      maxJsonDepth: MAX_JSON_DEPTH,
+      maxListItems: MAX_BATCH_ITEMS,
+      maxRenewBatch: MAX_RENEW_BATCH,
+      maxNameList: MAX_NAME_LIST,
+      maxObjectKeys: MAX_OBJECT_KEYS,
+      maxRequestEntries: MAX_REQUEST_ENTRIES,
+    },
   };
 }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_BATCH_ITEMS } from "../contract/limits.js";
 import { isStdBase64 } from "./base64.js";
 
 // Request fields accept JSON `null` as "absent", as Go's decoder leaves a field at its zero value
@@ -21,8 +22,13 @@ export const bytes = () =>
     .meta({ format: "byte", description: "Standard base64 with padding." })
     .nullish();
 
-/** An optional list field. */
-export const list = <T extends z.ZodType>(item: T) => z.array(item).nullish();
+/** An optional list field of at most `max` items (`MAX_BATCH_ITEMS` unless given). */
+export const list = <T extends z.ZodType>(item: T, max: number = MAX_BATCH_ITEMS) =>
+  z
+    .array(item)
+    .max(max, { message: `at most ${max} items` })
+    .meta({ maxItems: max })
+    .nullish();
 
 /** The empty object that mutating admin calls answer. */
 export const Empty = z.strictObject({}).meta({ id: "Empty" });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_RENEW_BATCH } from "../contract/limits.js";
 import { WireMessage } from "./message.js";
 import { bool, bytes, int, list, str } from "./primitives.js";
 
@@ -72,7 +73,10 @@ export const CompleteBatchResponse = z
   .meta({ id: "CompleteBatchResponse" });
 
 export const RenewBatchRequest = z
-  .strictObject({ queue: str(), messages: list(LockRefJSON).meta({ description: "At most 512." }) })
+  .strictObject({
+    queue: str(),
+    messages: list(LockRefJSON, MAX_RENEW_BATCH).meta({ description: "At most 512." }),
+  })
   .meta({ id: "RenewBatchRequest" });
 
 export const RenewBatchResponse = z

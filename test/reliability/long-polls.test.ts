@@ -152,7 +152,7 @@ describe("reliability: parked long-polls are bounded", () => {
       const { port } = new URL(s.url);
       const body = JSON.stringify({ queue: "q", wait_time_ms: 300 });
       const request =
-        `POST /mqlite.v1.QueueService/Receive HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n` +
+        `POST /mqlite.v1.QueueService/Receive HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
       const socket = netConnect(Number(port), "127.0.0.1");
       let text = "";

@@ -63,7 +63,8 @@ describe("auth", () => {
   it("with auth off every path is open and the card says none", async () => {
     const open = await serve({ tokens: [] });
     try {
-      assert.equal((await open.post("/mqlite.v1.AdminService/ListQueues", "{}", {})).status, 200);
+      const json = { "Content-Type": "application/json" };
+      assert.equal((await open.post("/mqlite.v1.AdminService/ListQueues", "{}", json)).status, 200);
       assert.equal((await get(`${open.url}/metrics`)).status, 200);
       assert.equal(JSON.parse((await get(`${open.url}/`)).text).auth, "none");
       assert.equal((await get(`${open.url}/`)).headers.get("access-control-allow-origin"), null, "no CORS");

@@ -285,7 +285,11 @@ describe("error answers (raw HTTP)", () => {
     const failing = await serve({ tokens: [] });
     (failing.broker as any).stats = () => Promise.reject(new Error("disk on fire"));
     try {
-      const a = await failing.post("/mqlite.v1.QueueService/Stats", { queue: "q" }, {});
+      const a = await failing.post(
+        "/mqlite.v1.QueueService/Stats",
+        { queue: "q" },
+        { "Content-Type": "application/json" },
+      );
       assertError(a, 500, "internal");
       assert.equal(JSON.parse(a.text).message, "disk on fire");
     } finally {

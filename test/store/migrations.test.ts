@@ -86,6 +86,8 @@ describe("store: migrations", () => {
         { version: 6, name: "sequence_reservations" },
         { version: 7, name: "topic_log_reservations" },
         { version: 8, name: "rowid_tailed_indexes" },
+        { version: 9, name: "queue_counts" },
+        { version: 10, name: "flows_logs_events" },
       ],
     );
     // 6 (sequence_reservations): ids come from the reservation, not from AUTOINCREMENT.
@@ -101,6 +103,19 @@ describe("store: migrations", () => {
       .pluck()
       .all();
     assert.deepEqual(tailed, []);
+    // 9 (queue_counts): filled from the rows the file already held.
+    const counted = other
+      .prepare("SELECT queue, state, count(*) AS n FROM messages GROUP BY queue, state ORDER BY queue, state")
+      .all();
+    assert.ok(counted.length > 0, "the old file holds messages");
+    assert.deepEqual(
+      other
+        .prepare(
+          "SELECT queue, state, n FROM queue_counts WHERE state <> 'backing_off' AND n > 0 ORDER BY queue, state",
+        )
+        .all(),
+      counted,
+    );
     other.close();
   });
 

@@ -45,6 +45,7 @@ async function serve(config: ServeConfig, insecure: boolean): Promise<void> {
       host: config.addr.host,
       port: config.addr.port,
       tokens,
+      insecureAllowRemote: insecure,
       ...(config.cors !== undefined && { cors: config.cors }),
       ui: config.ui ? { dir: defaultConsoleDir() } : false,
       ...(config.maxLongPolls !== undefined && { maxLongPolls: config.maxLongPolls }),

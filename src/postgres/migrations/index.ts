@@ -1,10 +1,11 @@
 import { initial } from "./0001_initial.js";
 import { jobs } from "./0002_jobs.js";
 import { jobTopics } from "./0003_job_topics.js";
+import { queueCounts } from "./0004_queue_counts.js";
 import { flowsLogsEvents } from "./0005_flows_logs_events.js";
 import type { PgMigration } from "./migration.js";
 
 /** Every migration of the PostgreSQL schema, in order. */
-export const pgMigrations: readonly PgMigration[] = [initial, jobs, jobTopics, flowsLogsEvents];
+export const pgMigrations: readonly PgMigration[] = [initial, jobs, jobTopics, queueCounts, flowsLogsEvents];
 
 export const PG_SCHEMA_VERSION = pgMigrations[pgMigrations.length - 1]!.version;

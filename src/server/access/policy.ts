@@ -50,6 +50,7 @@ export const POLICY: Record<Exclude<Operation, BySeq>, (args: unknown[]) => Need
   listDeclaredTopics: () => MONITOR,
   topicStats: () => MONITOR,
   topicLogStats: () => MONITOR,
+  readiness: () => MONITOR,
   // Producing: send on the queue or topic.
   send: ([queue]) => send(queue),
   schedule: ([queue]) => send(queue),

@@ -1,17 +1,20 @@
 import type { ServerResponse } from "node:http";
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { MessageTooLargeError, ResourceExhaustedError, UnimplementedError } from "../../contract/errors.js";
+import { MessageTooLargeError, UnimplementedError } from "../../contract/errors.js";
 import {
   decodeRequest,
+  decodeRequestSliced,
   ROUTE_NAMES,
   ROUTES,
   type RouteName,
   type RpcRoute,
   rpcName,
   rpcPath,
+  SLICED_DECODE_BYTES,
 } from "../../wire/index.js";
 import type { AccessFields, ServerEnv, ServerState } from "../env.js";
+import { LongPollLimitError } from "../long-polls.js";
 import type { ServerMetrics } from "../metrics.js";
 import { MAX_REQUEST_BYTES } from "../options.js";
 import { errorJson, json, note } from "../respond.js";
@@ -79,37 +82,6 @@ function eitherSignal(a: AbortSignal, b: AbortSignal): { signal: AbortSignal; re
   };
 }
 
-/** The connection (socket) a request came on, when served by Node. */
-function connectionOf(c: Context<ServerEnv>): object | undefined {
-  return (c.env as { incoming?: { socket?: object } } | undefined)?.incoming?.socket;
-}
-
-/** Counts a parking long-poll, or refuses it past the server's cap or the connection's one. */
-function parkLongPoll(state: ServerState, socket: object | undefined): void {
-  const polls = state.longPolls;
-  if (polls.parked >= polls.max) {
-    throw new ResourceExhaustedError(
-      `mqlite: ${polls.max} long-polls are parked on this server already; retry later`,
-    );
-  }
-  if (socket) {
-    const mine = polls.byConnection.get(socket) ?? 0;
-    if (mine >= MAX_LONG_POLLS_PER_CONNECTION) {
-      throw new ResourceExhaustedError(
-        "mqlite: this connection has a long-poll parked already (no pipelining)",
-      );
-    }
-    polls.byConnection.set(socket, mine + 1);
-  }
-  polls.parked++;
-}
-
-function unparkLongPoll(state: ServerState, socket: object | undefined): void {
-  const polls = state.longPolls;
-  polls.parked--;
-  if (socket) polls.byConnection.set(socket, (polls.byConnection.get(socket) ?? 1) - 1);
-}
-
 /**
  * Runs `giveBack` once it is known the answer did not reach the client: the request was aborted
  * (the client closed its connection) or the response's connection closed before it was written.
@@ -130,8 +102,12 @@ function onUndelivered(c: Context<ServerEnv>, giveBack: () => void): void {
   });
 }
 
-/** HTTP/1.1 clients wait for one answer before the next request; pipelining long-polls is refused. */
-const MAX_LONG_POLLS_PER_CONNECTION = 1;
+/** Decodes a request body; a large one in slices, so that other requests are served meanwhile. */
+function decode<S extends NonNullable<RpcRoute["request"]>>(schema: S, text: string) {
+  return text.length >= SLICED_DECODE_BYTES
+    ? decodeRequestSliced(schema, text, decodeRequest)
+    : decodeRequest(schema, text);
+}
 
 /**
  * One RPC route as one function (a hono layer per step costs every request a promise and a
@@ -203,11 +179,10 @@ function endpoint(
   return async (c) => {
     try {
       // ListQueues, ListSubscriptions and Status never read the body, as the original.
-      const req = route.request ? decodeRequest(route.request, await c.req.text()) : undefined;
+      const req = route.request ? await decode(route.request, await c.req.text()) : undefined;
       // A long-poll that will park holds a connection and a waiter: there is a cap on them.
       const parks = wantsSignal && ((req as { wait_time_ms?: number | null }).wait_time_ms ?? 0) > 0;
-      const socket = parks ? connectionOf(c) : undefined;
-      if (parks) parkLongPoll(state, socket);
+      const slot = parks ? state.longPolls.park(c) : undefined;
       const linked = wantsSignal ? eitherSignal(c.req.raw.signal, state.stopping) : undefined;
       const call = new RpcCall(c, state, metrics, linked?.signal ?? state.stopping);
       try {
@@ -221,10 +196,12 @@ function endpoint(
         return answer;
       } finally {
         linked?.release();
-        if (parks) unparkLongPoll(state, socket);
+        slot?.release();
       }
     } catch (err) {
-      return errorJson(c, err);
+      const retryAfter =
+        err instanceof LongPollLimitError ? { "Retry-After": `${err.retryAfterS}` } : undefined;
+      return errorJson(c, err, retryAfter);
     }
   };
 }

@@ -6,6 +6,7 @@ import { priorityClaimIndex } from "./0005_priority_claim_index.js";
 import { sequenceReservations } from "./0006_sequence_reservations.js";
 import { topicLogReservations } from "./0007_topic_log_reservations.js";
 import { rowidTailedIndexes } from "./0008_rowid_tailed_indexes.js";
+import { queueCounts } from "./0009_queue_counts.js";
 import { flowsLogsEvents } from "./0010_flows_logs_events.js";
 import type { Migration } from "./migration.js";
 
@@ -21,6 +22,7 @@ export const migrations: readonly Migration[] = [
   sequenceReservations,
   topicLogReservations,
   rowidTailedIndexes,
+  queueCounts,
   flowsLogsEvents,
 ];
 

@@ -1,0 +1,45 @@
+import type { Hono } from "hono";
+import { ClosedError, DbLockedError, StorageFullError } from "../contract/errors.js";
+import type { Readiness } from "../contract/types.js";
+import { principalResolver, type TokenEntry } from "./access/tokens.js";
+import type { ServerEnv, ServerState } from "./env.js";
+import { json } from "./respond.js";
+
+/** The readiness of the served broker: a probe that writes nothing. */
+async function probe(state: ServerState): Promise<Readiness> {
+  if (state.stopping.aborted)
+    return { ready: false, reason: "closing", message: "mqlite: the server is stopping" };
+  try {
+    if (state.broker.readiness) return await state.broker.readiness();
+    await state.broker.status();
+    return { ready: true };
+  } catch (err) {
+    if (err instanceof ClosedError) return { ready: false, reason: "closing", message: err.message };
+    if (err instanceof StorageFullError)
+      return { ready: false, reason: "storage_full", message: err.message };
+    if (err instanceof DbLockedError) return { ready: false, reason: "db_locked", message: err.message };
+    throw err;
+  }
+}
+
+/**
+ * `GET /readyz`: 200 `{"status":"ready"}` when the broker can take writes, else 503
+ * `{"status":"not_ready","reason":"storage_full"|"db_locked"|"closing"}`. Open, as `/healthz` (which
+ * stays a bare liveness answer); the `message` with the details only goes to a caller with a valid
+ * token, or to anyone when auth is off.
+ */
+export function registerReadiness(
+  app: Hono<ServerEnv>,
+  state: ServerState,
+  tokens: readonly TokenEntry[],
+): void {
+  const resolve = tokens.length > 0 ? principalResolver(tokens) : undefined;
+  app.all("/readyz", async (c) => {
+    const r = await probe(state);
+    const details = !resolve || resolve(c.req.header("authorization")) !== undefined;
+    const body: Record<string, string> = { status: r.ready ? "ready" : "not_ready" };
+    if (r.reason) body.reason = r.reason;
+    if (details && r.message) body.message = r.message;
+    return json(c, r.ready ? 200 : 503, body);
+  });
+}
