@@ -117,7 +117,16 @@ describe("audit log with auth off", () => {
     const log = capture();
     const s = await serve({ tokens: [], logger: log });
     try {
-      assert.equal((await s.post("/mqlite.v1.AdminService/CreateQueue", { name: "q" }, { "Content-Type": "application/json" })).status, 200);
+      assert.equal(
+        (
+          await s.post(
+            "/mqlite.v1.AdminService/CreateQueue",
+            { name: "q" },
+            { "Content-Type": "application/json" },
+          )
+        ).status,
+        200,
+      );
       const audit = log.lines.filter((l) => l.msg === "audit");
       assert.deepEqual(
         audit.map((l) => [l.obj.audit, l.obj.token_id, l.obj.result]),
