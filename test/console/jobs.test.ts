@@ -7,7 +7,7 @@ import type { Page } from "playwright-core";
 import { silentLogger } from "../../src/engine/logger.js";
 import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import type { Dashboard } from "../../src/jobs/dashboard.js";
-import { Queue } from "../../src/jobs/index.js";
+import { currentJob, Queue } from "../../src/jobs/index.js";
 import type { Worker } from "../../src/jobs/worker.js";
 import {
   type Browser,
@@ -31,6 +31,11 @@ describe("console: jobs, from queue.dashboard() (headless Chromium)", () => {
   let b: Browser;
   let page: Page;
   let failing = true;
+  // The "crunch" job logs and reports progress, then waits here until the test lets it finish.
+  let finishCrunch!: () => void;
+  const crunchMayFinish = new Promise<void>((resolve) => {
+    finishCrunch = resolve;
+  });
 
   before(async () => {
     await ensureBuilt();
@@ -44,13 +49,22 @@ describe("console: jobs, from queue.dashboard() (headless Chromium)", () => {
           return { charged: amount };
         },
         { maxRetries: 1, retryBackoff: { baseMs: 10, maxMs: 10 } },
-      );
+      )
+      .task("crunch", async (lines: number) => {
+        for (let i = 1; i <= lines; i++) await currentJob().log(`step ${i} of ${lines}`);
+        await currentJob().updateProgress(40);
+        await crunchMayFinish;
+        await currentJob().log("done");
+        await currentJob().updateProgress(100);
+        return "crunched";
+      });
     worker = queue.runWorker({ concurrency: 2, heartbeatIntervalMs: 500 });
     dashboard = await queue.dashboard({ port: 0, logger: silentLogger });
     b = await launch();
     page = b.page;
   });
   after(async () => {
+    finishCrunch();
     await b?.close();
     await dashboard?.close();
     await worker?.stop();
@@ -244,6 +258,41 @@ describe("console: jobs, from queue.dashboard() (headless Chromium)", () => {
     assert.match(shown, new RegExp(String(process.pid)));
     assert.match(shown, /(now|ago)/);
     await shot(page, "workers", { fullPage: true });
+  });
+
+  it("shows a running job's progress bar and its log lines, paged, and keeps them once it finishes", async () => {
+    const id = await queue.enqueue("crunch", [55]);
+    await page.goto(`${dashboard.apiUrl}/ui/#/jobs/${id}`);
+    await page.getByRole("heading", { name: `Job #${id} running` }).waitFor();
+    const bar = page.getByRole("progressbar", { name: "Progress" });
+    await page.locator('[data-testid="job-progress"] progress[value="40"]').waitFor();
+    assert.equal(await bar.getAttribute("max"), "100");
+    assert.equal(await text(page.getByTestId("job-progress").locator(".pct")), "40%");
+
+    // One page of 50 lines, oldest first, each with its time; "Load more" reads the rest.
+    const log = page.getByRole("region", { name: "Log (55)" });
+    await log.waitFor();
+    const lines = page.getByTestId("job-log").getByRole("listitem");
+    assert.equal(await lines.count(), 50);
+    assert.match(await text(lines.nth(0)), /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\s*step 1 of 55$/);
+    assert.match(await text(lines.nth(49)), /step 50 of 55$/);
+    assert.equal(await text(log.getByTestId("log-count")), "50 of 55 lines");
+    await log.getByRole("button", { name: "Load more" }).click();
+    await lines.nth(54).waitFor();
+    assert.match(await text(lines.nth(54)), /step 55 of 55$/);
+    assert.equal(await log.getByRole("button", { name: "Load more" }).count(), 0);
+    await shot(page, "job-progress", { fullPage: true });
+
+    // The page refreshes while the job runs: the new line and the last progress appear, and what
+    // "Load more" read stays.
+    finishCrunch();
+    await page.getByRole("heading", { name: `Job #${id} complete` }).waitFor();
+    await page.getByRole("region", { name: "Log (56)" }).waitFor();
+    await lines.nth(55).waitFor();
+    assert.equal(await lines.count(), 56);
+    assert.match(await text(lines.nth(55)), /done$/);
+    await page.locator('[data-testid="job-progress"] progress[value="100"]').waitFor();
+    assert.equal(await text(page.getByTestId("job-progress").locator(".pct")), "100%");
   });
 
   it("shows task and log subscriptions with their backlog, cursor and lag", async () => {

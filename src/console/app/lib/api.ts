@@ -31,6 +31,7 @@ const PATHS = {
   deleteSettled: "JobService/DeleteSettled",
   browse: "JobService/Browse",
   messageErrors: "JobService/MessageErrors",
+  messageLog: "JobService/MessageLog",
   listWorkers: "JobService/ListWorkers",
   topicStats: "TopicService/TopicStats",
   topicLogStats: "TopicService/TopicLogStats",

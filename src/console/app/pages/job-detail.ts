@@ -1,6 +1,7 @@
 import { html } from "htm/preact";
 import { DEFAULT_RESULT_TTL_MS, PROP_METADATA, PROP_NOTES } from "../../../jobs/job-record.js";
 import { JobError, parseJobError } from "../components/job-error.js";
+import { JobLog } from "../components/job-log.js";
 import { BodyView, headerFacts, PropertiesTable } from "../components/message.js";
 import { Badge, Card, Facts, stateTone } from "../components/ui.js";
 import { access } from "../lib/access.js";
@@ -140,7 +141,10 @@ export function JobDetail(props: { id: string }) {
               ? [
                   [
                     "Progress",
-                    html`<progress max="100" value=${rec.progress} aria-label="Progress">${rec.progress}%</progress> ${rec.progress}%`,
+                    html`<span class="job-progress" data-testid="job-progress"
+                      ><progress max="100" value=${rec.progress} aria-label="Progress">${rec.progress}%</progress>
+                      <span class="pct">${rec.progress}%</span></span
+                    >`,
                   ] as [string, unknown],
                 ]
               : []),
@@ -179,6 +183,7 @@ export function JobDetail(props: { id: string }) {
         }
       <//>
     </div>
+    <${JobLog} seq=${seq} running=${!FINAL.has(status)} tick=${tick} />
     <${Card} title=${`Errors (${errors.length})`}>
       ${
         errors.length === 0
