@@ -117,8 +117,14 @@ describe("the package from npm pack, installed into an empty project", () => {
       "README.md",
     ])
       assert.ok(files.includes(shipped), `the tarball lacks ${shipped}`);
-    for (const asset of ["index.html", "app.js", "styles.css"])
-      assert.ok(files.includes(`dist/console/dist/${asset}`), `the tarball lacks the console's ${asset}`);
+    // The console's assets carry a content hash in their names (app-<hash>.js), index.html does not.
+    for (const asset of [/^index\.html$/, /^app-[\w-]+\.js$/, /^styles-[\w-]+\.css$/])
+      assert.ok(
+        files.some(
+          (f) => f.startsWith("dist/console/dist/") && asset.test(f.slice("dist/console/dist/".length)),
+        ),
+        `the tarball lacks the console's ${asset}`,
+      );
     const extra = files.filter((f) => /^(src|test|bench|scripts|examples)\/|\.map$|\.build-stamp$/.test(f));
     assert.deepEqual(extra, [], "the tarball ships sources, tests, benches or source maps");
 
@@ -219,7 +225,9 @@ describe("the package from npm pack, installed into an empty project", () => {
       // The built console, not the placeholder a package without its bundle would fall back to.
       const page = await (await fetch(`${url}/ui/`)).text();
       assert.match(page, /<title>mqlite<\/title>/);
-      const app = await fetch(`${url}/ui/app.js`);
+      const script = page.match(/<script type="module" src="\.\/(app-[\w-]+\.js)">/);
+      assert.ok(script, "index.html loads the console's hashed bundle");
+      const app = await fetch(`${url}/ui/${script[1]}`);
       assert.equal(app.status, 200);
       assert.ok((await app.text()).length > 10_000, "the console's bundle is served");
 

@@ -425,21 +425,20 @@ export async function fuzzTarget(): Promise<FuzzTarget> {
   const path = tmp.file("fuzz.db");
   const clock = new ManualClock(1_750_000_000_000);
   const broker = await openBroker(path, { clock, background: false, logger: silentLogger });
-  const server: RunningServer = await startServer({
-    broker,
-    port: 0,
-    tokens: [TOKEN],
-    logger: silentLogger,
-    closeBroker: false,
-    graceMs: 1000,
-  });
   const reader = new Database(path, { readonly: true });
   const tables = (
     reader.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as {
       name: string;
     }[]
   ).map((t) => t.name);
-  const dumps = tables.map((t) => reader.prepare(`SELECT * FROM "${t}" ORDER BY rowid`).raw());
+  // Every column in order, not rowid: some tables are WITHOUT ROWID. The whole row sorts the same
+  // rows the same way every time, which is all a digest needs.
+  const dumps = tables.map((t) => {
+    const columns = (reader.prepare(`SELECT count(*) AS n FROM pragma_table_info(?)`).get(t) as { n: number })
+      .n;
+    const order = Array.from({ length: columns }, (_, i) => i + 1).join(", ");
+    return reader.prepare(`SELECT * FROM "${t}" ORDER BY ${order}`).raw();
+  });
   const snapshot = (except: string[] = []) => {
     const hash = createHash("sha256");
     tables.forEach((t, i) => {
@@ -453,6 +452,14 @@ export async function fuzzTarget(): Promise<FuzzTarget> {
     });
     return hash.digest("hex");
   };
+  const server: RunningServer = await startServer({
+    broker,
+    port: 0,
+    tokens: [TOKEN],
+    logger: silentLogger,
+    closeBroker: false,
+    graceMs: 1000,
+  });
   const ensureFixture = async () => {
     const queues = new Set((await broker.listQueues()).map((q) => q.name));
     const subs = new Set((await broker.listSubscriptions()).map((s) => `${s.topic}/${s.name}`));
@@ -483,19 +490,20 @@ export async function fuzzTarget(): Promise<FuzzTarget> {
     await broker.acquireLock("lock1", "w1", 60_000);
     await broker.publish("jt", { body: "[1]" });
   };
-  await ensureFixture();
-  return {
-    url: server.url,
-    broker,
-    snapshot,
-    ensureFixture,
-    async close() {
-      await server.close();
-      reader.close();
-      await broker.close();
-      tmp.cleanup();
-    },
+  const close = async () => {
+    await server.close();
+    reader.close();
+    await broker.close();
+    tmp.cleanup();
   };
+  try {
+    await ensureFixture();
+  } catch (err) {
+    // A setup that fails must fail the suite, not leave a server that keeps the test process alive.
+    await close();
+    throw err;
+  }
+  return { url: server.url, broker, snapshot, ensureFixture, close };
 }
 
 // --- the properties ------------------------------------------------------------------------------
