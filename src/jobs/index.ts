@@ -3,7 +3,7 @@
  * results, over any mqlite `Broker`.
  * @module
  */
-export type { RetryBackoff } from "./backoff.js";
+export type { BackoffFunction, ExponentialBackoff, FixedBackoff, RetryBackoff } from "./backoff.js";
 export { CborSerializer } from "./cbor.js";
 export { currentJob, type JobContext } from "./context.js";
 export type { Dashboard, DashboardOptions } from "./dashboard.js";

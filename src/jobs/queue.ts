@@ -1,5 +1,6 @@
 import type { Broker } from "../contract/broker.js";
 import { type Logger, stderrLogger } from "../engine/logger.js";
+import { validateBackoff } from "./backoff.js";
 import { acquireBroker } from "./broker-pool.js";
 import type { QueueCore, RegisteredTask } from "./core.js";
 import { type Dashboard, type DashboardOptions, startDashboard } from "./dashboard.js";
@@ -164,6 +165,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     }
     if (options.maxConcurrent !== undefined && options.maxConcurrent < 1)
       throw new QueueError("maxConcurrent must be at least 1");
+    validateBackoff(options.retryBackoff);
     const task: RegisteredTask = { name, handler, options: { ...options } };
     if (options.rateLimit !== undefined) task.rate = parseRateLimit(options.rateLimit);
     this.core.tasks.set(name, task);

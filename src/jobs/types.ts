@@ -40,7 +40,10 @@ export type TaskHandler = (...args: any[]) => unknown;
 export interface TaskOptions {
   /** Retries after the first attempt (0 = never retry). Also the per-job default. Default 3. */
   maxRetries?: number;
-  /** Exponential backoff between attempts. */
+  /**
+   * The wait between attempts: `{ baseMs, maxMs }` (exponential, the default: 1 s doubling up to
+   * 5 min), `{ type: "fixed", delayMs }`, or a function `(attempt, error) => ms`.
+   */
   retryBackoff?: RetryBackoff;
   /**
    * Decides whether a failure may be retried (`false` dead-letters at once, whatever the budget).
