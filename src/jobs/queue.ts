@@ -12,7 +12,7 @@ import { cancelFlow, enqueueFlow, startFlowSweep } from "./flows.js";
 import { Inspector } from "./inspector.js";
 import { DEFAULT_RESULT_TTL_MS, seqOf } from "./job-record.js";
 import { engineQueue } from "./naming.js";
-import { PeriodicScheduler } from "./periodic.js";
+import { type PeriodicSchedule, PeriodicScheduler } from "./periodic.js";
 import { parseRateLimit } from "./rate-limit.js";
 import { peekResult, waitForResult } from "./results.js";
 import { JsonSerializer } from "./serializer.js";
@@ -38,6 +38,7 @@ import type {
   JobLogs,
   Middleware,
   PeriodicOptions,
+  PeriodicScheduleOptions,
   PeriodicTask,
   QueueEventMap,
   QueueOptions,
@@ -360,16 +361,32 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
   // --- periodic jobs --------------------------------------------------------------------------------
 
   /**
-   * Enqueues `task` on every tick of `cron` (5 or 6 fields; seconds first when 6), once per tick
-   * across every worker of every process. Fired by running workers. Returns the next tick (epoch ms).
+   * Enqueues `task` on every tick of `cron` (5 or 6 fields; seconds first when 6), or every `everyMs`
+   * (`registerPeriodic(name, task, { everyMs: 60_000 })`), once per tick across every worker of every
+   * process. Fired by running workers. Returns the next tick (epoch ms).
    */
   registerPeriodic<K extends TaskName<T>>(
     name: string,
     task: K,
     cron: string,
-    options: PeriodicOptions & { args?: TaskArgs<T, K> } = {},
+    options?: PeriodicOptions & { args?: TaskArgs<T, K> },
+  ): number | undefined;
+  registerPeriodic<K extends TaskName<T>>(
+    name: string,
+    task: K,
+    schedule: PeriodicScheduleOptions & { args?: TaskArgs<T, K> },
+  ): number | undefined;
+  registerPeriodic(
+    name: string,
+    task: string,
+    schedule: string | PeriodicScheduleOptions,
+    options: PeriodicOptions = {},
   ): number | undefined {
-    return this.periodic.register(name, task, cron, options);
+    if (typeof schedule === "string") return this.periodic.register(name, task, { cron: schedule }, options);
+    if (typeof schedule !== "object" || schedule === null)
+      throw new QueueError("registerPeriodic needs a cron string or { cron } / { everyMs }");
+    const { cron, everyMs, ...rest } = schedule;
+    return this.periodic.register(name, task, { cron, everyMs } as PeriodicSchedule, rest);
   }
 
   listPeriodic(): PeriodicTask[] {

@@ -278,17 +278,32 @@ export interface Middleware {
 export interface PeriodicOptions {
   args?: unknown[];
   queue?: string;
-  /** IANA time zone of the cron expression (default UTC). */
+  /** IANA time zone of the cron expression (default UTC; ignored with `everyMs`). */
   timezone?: string;
   /** Default true. */
   enabled?: boolean;
 }
 
-/** A registered periodic job. */
+/**
+ * The schedule of `registerPeriodic(name, task, { everyMs })` (or `{ cron }`): exactly one of a
+ * cron expression and an interval.
+ */
+export interface PeriodicScheduleOptions extends PeriodicOptions {
+  /** 5 or 6 fields (seconds first when 6). */
+  cron?: string;
+  /**
+   * Fires every so many ms (a whole number, at least 100), on the multiples of `everyMs` since the
+   * Unix epoch, so every process agrees on the ticks: `everyMs: 60_000` fires at each full minute.
+   */
+  everyMs?: number;
+}
+
+/** A registered periodic job: `cron` or `everyMs`, whichever it was registered with. */
 export interface PeriodicTask {
   name: string;
   taskName: string;
-  cron: string;
+  cron?: string;
+  everyMs?: number;
   queue: string;
   timezone?: string;
   enabled: boolean;
