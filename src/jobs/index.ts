@@ -12,6 +12,7 @@ export {
   JobError,
   JobFailedError,
   JobNotFoundError,
+  JobStateError,
   JobTimeoutError,
   NotesValidationError,
   QueueError,
@@ -29,6 +30,7 @@ export {
 } from "./queue.js";
 export { type EventMeta, QueueEvents, type QueueEventsOptions } from "./queue-events.js";
 export type { RateLimit } from "./rate-limit.js";
+export type { KeepJobs } from "./retention.js";
 export { deserializeCall, JsonSerializer, type Serializer, serializeCall } from "./serializer.js";
 export type * from "./topic-types.js";
 export type * from "./types.js";

@@ -1,6 +1,7 @@
 import type { Broker } from "../contract/broker.js";
 import type { RetryBackoff } from "./backoff.js";
 import type { RateLimit } from "./rate-limit.js";
+import type { KeepJobs } from "./retention.js";
 import type { Serializer } from "./serializer.js";
 
 /** Options of `new Queue(options)`. */
@@ -25,6 +26,13 @@ export interface QueueOptions {
   namespace?: string;
   /** How long completed and cancelled jobs (and results) are kept. Default 24 hours; 0 keeps nothing. */
   resultTtlMs?: number;
+  /**
+   * Completed jobs kept per task and queue: at most the newest `count`, none older than `ageMs`
+   * (on top of `resultTtlMs`). Applied by running workers every few seconds. A task's own wins.
+   */
+  keepCompleted?: KeepJobs;
+  /** Dead jobs kept per task and queue, like `keepCompleted`. Default: every dead job is kept. */
+  keepDead?: KeepJobs;
   // --- events across processes ---
   /**
    * Default true: this queue's job events (enqueues, and the outcomes of its workers' jobs) are also
@@ -58,6 +66,10 @@ export interface TaskOptions {
   rateLimit?: RateLimit;
   /** How long this task's completed jobs are kept (overrides the queue's `resultTtlMs`). */
   resultTtlMs?: number;
+  /** This task's completed jobs kept per queue: `{ count, ageMs }` (overrides the queue's). */
+  keepCompleted?: KeepJobs;
+  /** This task's dead jobs kept per queue: `{ count, ageMs }` (overrides the queue's). */
+  keepDead?: KeepJobs;
 }
 
 /** Options of `enqueue`. */
