@@ -1,3 +1,5 @@
+import type { JobStatus } from "./types.js";
+
 /**
  * The job face's named errors. Every one extends `JobError`, so `err instanceof JobError` tells a
  * job-face failure from a broker one (`MqliteError`), which passes through unchanged.
@@ -69,7 +71,7 @@ export class JobStateError extends JobError {
   readonly code = "job_state";
   constructor(
     readonly jobId: string,
-    readonly status: string,
+    readonly status: JobStatus,
     action: string,
   ) {
     super(`job ${jobId} is ${status}: cannot ${action} it`);

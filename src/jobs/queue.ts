@@ -16,7 +16,7 @@ import { engineQueue } from "./naming.js";
 import { type PeriodicSchedule, PeriodicScheduler } from "./periodic.js";
 import { parseRateLimit } from "./rate-limit.js";
 import { peekResult, waitForResult } from "./results.js";
-import { applyRetention, startRetentionSweep, validateKeep } from "./retention.js";
+import { applyRetention, hasRetention, startRetentionSweep, validateKeep } from "./retention.js";
 import { JsonSerializer } from "./serializer.js";
 import type {
   DeclaredTopic,
@@ -326,6 +326,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
    * namespace (running workers do it every few seconds). Returns how many jobs it deleted.
    */
   async applyRetention(): Promise<number> {
+    if (!hasRetention(this.core)) return 0;
     return applyRetention(this.core, await this.inspector.engineQueues());
   }
 

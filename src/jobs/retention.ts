@@ -44,6 +44,14 @@ async function trim(broker: Broker, queue: string, task: string, state: MessageS
   return n;
 }
 
+/** Whether any registered task has a `keepCompleted` or `keepDead` (its own or the queue's). */
+export function hasRetention(core: QueueCore): boolean {
+  if (core.keepCompleted || core.keepDead) return core.tasks.size > 0;
+  for (const task of core.tasks.values())
+    if (task.options.keepCompleted || task.options.keepDead) return true;
+  return false;
+}
+
 /**
  * Applies `keepCompleted` and `keepDead` (each task's own, else the queue's) to the registered
  * tasks' jobs in the given engine queues. Returns how many jobs it deleted.
