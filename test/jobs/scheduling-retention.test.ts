@@ -387,6 +387,39 @@ for (const subject of JOB_BROKER_SUBJECTS) {
       }
     });
 
+    it("removeJob in a flow: a removed child counts as done, a removed parent cancels its pending children", async () => {
+      n++;
+      const queue = queueOn()
+        .task("leaf", () => "leaf")
+        .task("root", () => "root ran");
+      try {
+        const hour = { delayMs: 3_600_000 };
+        const a = await queue.enqueueFlow({
+          task: "root",
+          children: [
+            { task: "leaf", options: hour },
+            { task: "leaf", options: hour },
+          ],
+        });
+        const [c1, c2] = a.children.map((c) => c.id) as [string, string];
+        await queue.removeJob(c1);
+        assert.equal((await queue.getJob(a.id))?.status, "pending", "still waits for its other child");
+        await queue.removeJob(a.id);
+        assert.equal(await queue.getJob(a.id), null);
+        assert.equal((await queue.getJob(c2))?.status, "cancelled", "its pending child is cancelled");
+        const b = await queue.enqueueFlow({ task: "root", children: [{ task: "leaf", options: hour }] });
+        await queue.removeJob(b.children[0]!.id);
+        const worker = queue.runWorker();
+        try {
+          assert.equal(await queue.result(b.id, { timeoutMs: 10_000 }), "root ran", "the parent runs");
+        } finally {
+          await worker.stop();
+        }
+      } finally {
+        await queue.close();
+      }
+    });
+
     it("retryJob reruns a dead job, and a failed one at once; other states are refused", async () => {
       n++;
       let deadCalls = 0;
