@@ -102,9 +102,11 @@ export class PeriodicScheduler {
     const e = this.entries.get(name);
     if (!e?.task.enabled) return;
     const next = e.next(Math.max(Date.now(), e.lastTick ?? 0));
-    if (next === undefined) delete e.task.nextRun;
-    else e.task.nextRun = next;
-    if (next === undefined) return;
+    if (next === undefined) {
+      delete e.task.nextRun;
+      return;
+    }
+    e.task.nextRun = next;
     const wait = next - Date.now();
     e.timer = setTimeout(
       () => {
