@@ -122,8 +122,18 @@ export abstract class RemoteJobService extends RemoteBase implements JobService 
       ...(options.states && { states: options.states }),
       ...(options.olderThanMs !== undefined && { older_than_ms: options.olderThanMs }),
       ...(options.seqNumbers && { seq_numbers: options.seqNumbers }),
+      ...(options.subject !== undefined && { subject: options.subject }),
+      ...(options.keepNewest !== undefined && { keep_newest: options.keepNewest }),
     });
     return res.deleted;
+  }
+
+  async promoteMessages(queue: string, seqNumbers: number[]): Promise<number> {
+    return (await this.http.call("promoteMessages", { queue, seq_numbers: seqNumbers })).promoted;
+  }
+
+  async removeMessages(queue: string, seqNumbers: number[]): Promise<number> {
+    return (await this.http.call("removeMessages", { queue, seq_numbers: seqNumbers })).removed;
   }
 
   async heartbeat(worker: WorkerInfo, options: { staleAfterMs?: number } = {}): Promise<HeartbeatResult> {

@@ -104,6 +104,13 @@ export interface DeleteSettledOptions {
   olderThanMs?: number;
   /** Only these messages. */
   seqNumbers?: number[];
+  /** Only messages with this subject (a job's task). */
+  subject?: string;
+  /**
+   * Keeps the newest `keepNewest` of the matching messages (latest settled first) and deletes the
+   * others: retention by count. 0..`MAX_KEEP_NEWEST`.
+   */
+  keepNewest?: number;
 }
 
 /** A worker process as it announces itself in its heartbeats. */
@@ -232,6 +239,18 @@ export interface JobService {
   awaitSettled(seqNumbers: number[], options?: { waitMs?: number; signal?: AbortSignal }): Promise<number[]>;
   /** Deletes settled messages of a queue. Returns how many. */
   deleteSettled(queue: string, options?: DeleteSettledOptions): Promise<number>;
+  /**
+   * Makes scheduled messages of a queue (a delayed or scheduled send, a retry waiting out its
+   * backoff) claimable now. Messages in other states are left alone. At most
+   * `MAX_SEQ_NUMBERS_PER_CALL`. Returns how many it promoted.
+   */
+  promoteMessages(queue: string, seqNumbers: number[]): Promise<number>;
+  /**
+   * Deletes messages of a queue in any state but `locked` (a message being handled is left alone;
+   * cancel it first). Waiters of `awaitSettled` see them settled. At most `MAX_SEQ_NUMBERS_PER_CALL`.
+   * Returns how many it deleted.
+   */
+  removeMessages(queue: string, seqNumbers: number[]): Promise<number>;
   /**
    * Records a worker's heartbeat (registering it on the first), and removes workers whose last
    * heartbeat is older than `staleAfterMs` (default 30000), reporting each removal to one caller.

@@ -25,6 +25,12 @@ export const MAX_LOG_LINES_PER_CALL = 100;
 /** Lines a message's log keeps (the oldest go first): with the line cap, at most 4 MiB per message. */
 export const MAX_MESSAGE_LOG_LINES = 1000;
 
+/** Sequence numbers of one `promoteMessages` or `removeMessages` call. */
+export const MAX_SEQ_NUMBERS_PER_CALL = 1000;
+
+/** The largest `keepNewest` of `deleteSettled`. */
+export const MAX_KEEP_NEWEST = 1_000_000;
+
 /** Events of one `appendEvents` call. */
 export const MAX_EVENTS_PER_CALL = 1000;
 

@@ -12,6 +12,7 @@ import { ANSWER_BUDGET_BYTES, AnswerBudget } from "./answer-budget.js";
 import { leaseFence } from "./lease-fence.js";
 import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "./message-row.js";
 import { keptCompletionReceiptsSql, RECEIPT_TTL_MS } from "./receipts.js";
+import { keepNewest } from "./validate.js";
 
 /** Every column of a record: peek's, plus the queue and what the job face reads. */
 const RECORD_COLUMNS = `${PEEK_COLUMNS}, queue, result, delivered_at, settled_at, progress, unique_key,
@@ -227,10 +228,43 @@ export class MessageRecords {
       where += " AND id IN (SELECT value FROM json_each(?))";
       params.push(JSON.stringify(options.seqNumbers));
     }
+    if (options.subject !== undefined) {
+      where += " AND subject = ?";
+      params.push(options.subject);
+    }
+    const keep = keepNewest(options.keepNewest);
+    if (keep !== undefined) {
+      // Retention by count: all but the newest `keep` of the matching rows.
+      where += ` AND id NOT IN (SELECT id FROM messages WHERE ${where} ORDER BY settled_at DESC, id DESC LIMIT ?)`;
+      params.push(...params, keep);
+    }
     if (states.includes("completed")) {
       this.db.prepare(keptCompletionReceiptsSql(where)).run(...params, now - RECEIPT_TTL_MS);
     }
     return this.db.prepare(`DELETE FROM messages WHERE ${where}`).run(...params).changes;
+  }
+
+  /** Scheduled messages of the queue → active now. Returns how many. */
+  promote(queue: string, seqs: number[], now: number): number {
+    if (seqs.length === 0) return 0;
+    return this.db
+      .prepare(
+        `UPDATE messages SET state = 'active', visible_at = ?
+         WHERE queue = ? AND state = 'scheduled' AND id IN (SELECT value FROM json_each(?))`,
+      )
+      .run(now, queue, JSON.stringify(seqs)).changes;
+  }
+
+  /** Deletes messages of the queue that are not locked. Returns the deleted ones' sequence numbers. */
+  remove(queue: string, seqs: number[], now: number): number[] {
+    if (seqs.length === 0) return [];
+    const where = "queue = ? AND state <> 'locked' AND id IN (SELECT value FROM json_each(?))";
+    const params = [queue, JSON.stringify(seqs)];
+    this.db.prepare(keptCompletionReceiptsSql(where)).run(...params, now - RECEIPT_TTL_MS);
+    const rows = this.db.prepare(`DELETE FROM messages WHERE ${where} RETURNING id`).all(...params) as {
+      id: number;
+    }[];
+    return rows.map((r) => r.id);
   }
 
   /** Deletes kept outcomes (completed, cancelled) whose retention lapsed. */

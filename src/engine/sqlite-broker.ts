@@ -121,7 +121,15 @@ import { awaitSettled } from "./settled-waits.js";
 import { Subscriptions, type Target, taskSpec } from "./subscriptions.js";
 import { TopicLog } from "./topic-log.js";
 import { type DeliveryCount, topicBacklog } from "./topic-stats.js";
-import { clampCount, integer, nonNegative, nonNegativeDuration, requireName, seqNumber } from "./validate.js";
+import {
+  clampCount,
+  integer,
+  nonNegative,
+  nonNegativeDuration,
+  requireName,
+  seqNumber,
+  seqNumberList,
+} from "./validate.js";
 import { Waiters } from "./waiters.js";
 import { DEFAULT_WORKER_STALE_MS, Workers } from "./workers.js";
 
@@ -1227,6 +1235,34 @@ export class SqliteBroker implements Broker {
 
   deleteSettled(queue: string, options: DeleteSettledOptions = {}): Promise<number> {
     return this.write((_ctx, now) => this.records.deleteSettled(queue, options, now));
+  }
+
+  promoteMessages(queue: string, seqNumbers: number[]): Promise<number> {
+    let seqs: number[];
+    try {
+      seqs = seqNumberList(seqNumbers);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.write((ctx, now) => {
+      const promoted = this.records.promote(queue, seqs, now);
+      if (promoted > 0) this.wake(ctx, [queue], now);
+      return promoted;
+    });
+  }
+
+  removeMessages(queue: string, seqNumbers: number[]): Promise<number> {
+    let seqs: number[];
+    try {
+      seqs = seqNumberList(seqNumbers);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.write((ctx, now) => {
+      const removed = this.records.remove(queue, seqs, now);
+      this.notifySettled(ctx, removed);
+      return removed.length;
+    });
   }
 
   heartbeat(worker: WorkerInfo, options: { staleAfterMs?: number } = {}): Promise<HeartbeatResult> {

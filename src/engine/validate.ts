@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from "../contract/errors.js";
+import { MAX_KEEP_NEWEST, MAX_SEQ_NUMBERS_PER_CALL } from "../contract/limits.js";
 
 /** The longest duration mqlite accepts anywhere (ten years): longer is a mistake, not a plan. */
 export const MAX_DURATION_MS = 10 * 365 * 24 * 3600 * 1000;
@@ -67,4 +68,20 @@ export function clampCount(value: number | undefined, ifNotPositive: number, max
   const n = value === undefined || !Number.isFinite(value) ? 0 : Math.trunc(value);
   if (n <= 0) return ifNotPositive;
   return Math.min(n, max);
+}
+
+/** The sequence numbers of a `promoteMessages` or `removeMessages` call: integers, at most `MAX_SEQ_NUMBERS_PER_CALL`. */
+export function seqNumberList(value: unknown): number[] {
+  if (!Array.isArray(value)) throw new InvalidArgumentError("mqlite: seq_numbers must be a list");
+  if (value.length > MAX_SEQ_NUMBERS_PER_CALL)
+    throw new InvalidArgumentError(`mqlite: at most ${MAX_SEQ_NUMBERS_PER_CALL} seq_numbers per call`);
+  return value.map(seqNumber);
+}
+
+/** `deleteSettled`'s `keepNewest`: absent, or 0..`MAX_KEEP_NEWEST`. */
+export function keepNewest(value: unknown): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  const n = integer(value, "keep_newest", 0, MAX_KEEP_NEWEST);
+  if (n < 0) throw new InvalidArgumentError("mqlite: keep_newest must not be negative");
+  return n;
 }

@@ -1,6 +1,7 @@
 import type { Broker } from "../contract/broker.js";
 import type { Logger } from "../engine/logger.js";
 import type { QueueEventBus } from "./events.js";
+import type { KeepJobs } from "./retention.js";
 import type { Serializer } from "./serializer.js";
 import type { EnqueueOptions, Middleware, TaskHandler, TaskOptions } from "./types.js";
 
@@ -25,6 +26,9 @@ export interface QueueCore {
   readonly tasks: Map<string, RegisteredTask>;
   /** Default retention of completed and cancelled jobs. */
   readonly resultTtlMs: number;
+  /** The queue's `keepCompleted` and `keepDead` (a task's own win). */
+  readonly keepCompleted: KeepJobs | undefined;
+  readonly keepDead: KeepJobs | undefined;
   readonly logger: Logger;
   /** Bumped on every task registration (workers rebuild their claim gates). */
   tasksVersion: number;

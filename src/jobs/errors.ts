@@ -1,3 +1,5 @@
+import type { JobStatus } from "./types.js";
+
 /**
  * The job face's named errors. Every one extends `JobError`, so `err instanceof JobError` tells a
  * job-face failure from a broker one (`MqliteError`), which passes through unchanged.
@@ -52,10 +54,27 @@ export class JobTimeoutError extends JobError {
   }
 }
 
-/** The job does not exist (a wrong id, or its kept outcome was already deleted). */
+/** The job does not exist (a wrong id, or its kept outcome was already deleted). Code `job_not_found`. */
 export class JobNotFoundError extends JobError {
+  readonly code = "job_not_found";
   constructor(readonly jobId: string) {
     super(`job ${jobId} not found`);
+  }
+}
+
+/**
+ * The job is not in a state that allows the request (`promote` of a job that is not delayed,
+ * `removeJob` of a running job, `retryJob` of one that neither failed nor died). Code `job_state`;
+ * `status` is the job's status when it was refused.
+ */
+export class JobStateError extends JobError {
+  readonly code = "job_state";
+  constructor(
+    readonly jobId: string,
+    readonly status: JobStatus,
+    action: string,
+  ) {
+    super(`job ${jobId} is ${status}: cannot ${action} it`);
   }
 }
 

@@ -3,7 +3,7 @@
  * results, over any mqlite `Broker`.
  * @module
  */
-export type { RetryBackoff } from "./backoff.js";
+export type { BackoffFunction, ExponentialBackoff, FixedBackoff, RetryBackoff } from "./backoff.js";
 export { CborSerializer } from "./cbor.js";
 export { currentJob, type JobContext } from "./context.js";
 export type { Dashboard, DashboardOptions } from "./dashboard.js";
@@ -12,6 +12,7 @@ export {
   JobError,
   JobFailedError,
   JobNotFoundError,
+  JobStateError,
   JobTimeoutError,
   NotesValidationError,
   QueueError,
@@ -29,6 +30,7 @@ export {
 } from "./queue.js";
 export { type EventMeta, QueueEvents, type QueueEventsOptions } from "./queue-events.js";
 export type { RateLimit } from "./rate-limit.js";
+export type { KeepJobs } from "./retention.js";
 export { deserializeCall, JsonSerializer, type Serializer, serializeCall } from "./serializer.js";
 export type * from "./topic-types.js";
 export type * from "./types.js";

@@ -258,7 +258,12 @@ export class JobRunner {
       }
     }
     if (retryable && m.deliveryCount < maxDeliveries) {
-      const delayMs = backoffDelay(task?.options.retryBackoff, m.deliveryCount);
+      const delayMs = backoffDelay(task?.options.retryBackoff, m.deliveryCount, attempt.error, (problem) =>
+        this.core.logger.warn(
+          { jobId: String(m.seqNumber), taskName },
+          `${problem}; the default backoff applies`,
+        ),
+      );
       await this.broker.abandon(job.queue, job.seq, job.lockToken, { delayMs, error: text });
       this.outcome("job.retrying", "onRetry", event({ error: message, timedOut: attempt.timedOut }));
       return;

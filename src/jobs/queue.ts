@@ -1,5 +1,6 @@
 import type { Broker } from "../contract/broker.js";
 import { type Logger, stderrLogger } from "../engine/logger.js";
+import { validateBackoff } from "./backoff.js";
 import { acquireBroker } from "./broker-pool.js";
 import type { QueueCore, RegisteredTask } from "./core.js";
 import { type Dashboard, type DashboardOptions, startDashboard } from "./dashboard.js";
@@ -9,11 +10,13 @@ import { EventRecorder } from "./event-recorder.js";
 import { QueueEventBus } from "./events.js";
 import { cancelFlow, enqueueFlow, startFlowSweep } from "./flows.js";
 import { Inspector } from "./inspector.js";
+import { promoteJob, removeJob, retryJob } from "./job-actions.js";
 import { DEFAULT_RESULT_TTL_MS, seqOf } from "./job-record.js";
 import { engineQueue } from "./naming.js";
-import { PeriodicScheduler } from "./periodic.js";
+import { type PeriodicSchedule, PeriodicScheduler } from "./periodic.js";
 import { parseRateLimit } from "./rate-limit.js";
 import { peekResult, waitForResult } from "./results.js";
+import { applyRetention, hasRetention, startRetentionSweep, validateKeep } from "./retention.js";
 import { JsonSerializer } from "./serializer.js";
 import type {
   DeclaredTopic,
@@ -37,6 +40,7 @@ import type {
   JobLogs,
   Middleware,
   PeriodicOptions,
+  PeriodicScheduleOptions,
   PeriodicTask,
   QueueEventMap,
   QueueOptions,
@@ -93,6 +97,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
   private closing: Promise<void> | undefined;
   private readonly recorder: EventRecorder | undefined;
   private stopFlowSweep: (() => void) | undefined;
+  private stopRetention: (() => void) | undefined;
 
   constructor(options: QueueOptions = {}) {
     if (options.broker) {
@@ -112,6 +117,8 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     const resultTtlMs = options.resultTtlMs ?? DEFAULT_RESULT_TTL_MS;
     if (!Number.isFinite(resultTtlMs) || resultTtlMs < 0)
       throw new QueueError("resultTtlMs must not be negative");
+    validateKeep(options.keepCompleted, "keepCompleted");
+    validateKeep(options.keepDead, "keepDead");
     const logger: Logger = stderrLogger;
     this.core = {
       broker: () => (this.resolvedBroker ? Promise.resolve(this.resolvedBroker) : this.brokerPromise),
@@ -122,6 +129,8 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
       middleware: [],
       tasks: new Map<string, RegisteredTask>(),
       resultTtlMs,
+      keepCompleted: options.keepCompleted ? { ...options.keepCompleted } : undefined,
+      keepDead: options.keepDead ? { ...options.keepDead } : undefined,
       logger,
       tasksVersion: 0,
       enqueue: (task, args, opts) => this.enqueueOne(task, args, opts),
@@ -164,6 +173,9 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     }
     if (options.maxConcurrent !== undefined && options.maxConcurrent < 1)
       throw new QueueError("maxConcurrent must be at least 1");
+    validateBackoff(options.retryBackoff);
+    validateKeep(options.keepCompleted, "keepCompleted");
+    validateKeep(options.keepDead, "keepDead");
     const task: RegisteredTask = { name, handler, options: { ...options } };
     if (options.rateLimit !== undefined) task.rate = parseRateLimit(options.rateLimit);
     this.core.tasks.set(name, task);
@@ -309,6 +321,43 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     return this.inspector.purgeCompleted(olderThanMs);
   }
 
+  /**
+   * Applies `keepCompleted` and `keepDead` now to the registered tasks' jobs in every queue of the
+   * namespace (running workers do it every few seconds). Returns how many jobs it deleted.
+   */
+  async applyRetention(): Promise<number> {
+    if (!hasRetention(this.core)) return 0;
+    return applyRetention(this.core, await this.inspector.engineQueues());
+  }
+
+  // --- one job: promote, remove, retry --------------------------------------------------------------
+
+  /**
+   * Runs a delayed job now (or a failed one, waiting out its backoff). Throws `JobNotFoundError`, or
+   * `JobStateError` when the job is not waiting for its time.
+   */
+  promote(id: string): Promise<void> {
+    return promoteJob(this.core, id);
+  }
+
+  /**
+   * Deletes a job that is not running, whatever its state, with its result, errors and log. A running
+   * job is refused with `JobStateError` (ask it to stop with `requestCancel`, then remove it). A flow
+   * parent still waiting has its pending children cancelled; a removed child counts as done for its
+   * parent. Throws `JobNotFoundError` for an unknown id.
+   */
+  removeJob(id: string): Promise<void> {
+    return removeJob(this.core, id);
+  }
+
+  /**
+   * Runs a dead job again with a fresh retry budget (as `retryDead`), or a failed one (waiting out its
+   * backoff) now. Throws `JobNotFoundError`, or `JobStateError` for a job in any other state.
+   */
+  retryJob(id: string): Promise<void> {
+    return retryJob(this.core, id);
+  }
+
   /** Stops workers everywhere from starting jobs of the queue (running ones finish). */
   async pauseQueue(queue: string): Promise<void> {
     await this.ensureEngineQueue(queue);
@@ -358,16 +407,32 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
   // --- periodic jobs --------------------------------------------------------------------------------
 
   /**
-   * Enqueues `task` on every tick of `cron` (5 or 6 fields; seconds first when 6), once per tick
-   * across every worker of every process. Fired by running workers. Returns the next tick (epoch ms).
+   * Enqueues `task` on every tick of `cron` (5 or 6 fields; seconds first when 6), or every `everyMs`
+   * (`registerPeriodic(name, task, { everyMs: 60_000 })`), once per tick across every worker of every
+   * process. Fired by running workers. Returns the next tick (epoch ms).
    */
   registerPeriodic<K extends TaskName<T>>(
     name: string,
     task: K,
     cron: string,
-    options: PeriodicOptions & { args?: TaskArgs<T, K> } = {},
+    options?: PeriodicOptions & { args?: TaskArgs<T, K> },
+  ): number | undefined;
+  registerPeriodic<K extends TaskName<T>>(
+    name: string,
+    task: K,
+    schedule: PeriodicScheduleOptions & { args?: TaskArgs<T, K> },
+  ): number | undefined;
+  registerPeriodic(
+    name: string,
+    task: string,
+    schedule: string | PeriodicScheduleOptions,
+    options: PeriodicOptions = {},
   ): number | undefined {
-    return this.periodic.register(name, task, cron, options);
+    if (typeof schedule === "string") return this.periodic.register(name, task, { cron: schedule }, options);
+    if (typeof schedule !== "object" || schedule === null)
+      throw new QueueError("registerPeriodic needs a cron string or { cron } / { everyMs }");
+    const { cron, everyMs, ...rest } = schedule;
+    return this.periodic.register(name, task, { cron, everyMs } as PeriodicSchedule, rest);
   }
 
   listPeriodic(): PeriodicTask[] {
@@ -532,6 +597,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     const worker = new Worker(this.core, this.periodic, options, this.topics);
     this.workers.add(worker);
     this.stopFlowSweep ??= startFlowSweep(this.core);
+    this.stopRetention ??= startRetentionSweep(this.core, () => this.applyRetention());
     worker.start();
     return worker;
   }
@@ -547,6 +613,8 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     this.workers.clear();
     this.stopFlowSweep?.();
     this.stopFlowSweep = undefined;
+    this.stopRetention?.();
+    this.stopRetention = undefined;
   }
 
   /** Stops the workers and releases the broker (a broker passed in `options.broker` stays open). */

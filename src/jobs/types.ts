@@ -1,6 +1,7 @@
 import type { Broker } from "../contract/broker.js";
 import type { RetryBackoff } from "./backoff.js";
 import type { RateLimit } from "./rate-limit.js";
+import type { KeepJobs } from "./retention.js";
 import type { Serializer } from "./serializer.js";
 
 /** Options of `new Queue(options)`. */
@@ -25,6 +26,13 @@ export interface QueueOptions {
   namespace?: string;
   /** How long completed and cancelled jobs (and results) are kept. Default 24 hours; 0 keeps nothing. */
   resultTtlMs?: number;
+  /**
+   * Completed jobs kept per task and queue: at most the newest `count`, none older than `ageMs`
+   * (on top of `resultTtlMs`). Applied by running workers every few seconds. A task's own wins.
+   */
+  keepCompleted?: KeepJobs;
+  /** Dead jobs kept per task and queue, like `keepCompleted`. Default: every dead job is kept. */
+  keepDead?: KeepJobs;
   // --- events across processes ---
   /**
    * Default true: this queue's job events (enqueues, and the outcomes of its workers' jobs) are also
@@ -40,7 +48,10 @@ export type TaskHandler = (...args: any[]) => unknown;
 export interface TaskOptions {
   /** Retries after the first attempt (0 = never retry). Also the per-job default. Default 3. */
   maxRetries?: number;
-  /** Exponential backoff between attempts. */
+  /**
+   * The wait between attempts: `{ baseMs, maxMs }` (exponential, the default: 1 s doubling up to
+   * 5 min), `{ type: "fixed", delayMs }`, or a function `(attempt, error) => ms`.
+   */
   retryBackoff?: RetryBackoff;
   /**
    * Decides whether a failure may be retried (`false` dead-letters at once, whatever the budget).
@@ -55,6 +66,10 @@ export interface TaskOptions {
   rateLimit?: RateLimit;
   /** How long this task's completed jobs are kept (overrides the queue's `resultTtlMs`). */
   resultTtlMs?: number;
+  /** This task's completed jobs kept per queue: `{ count, ageMs }` (overrides the queue's). */
+  keepCompleted?: KeepJobs;
+  /** This task's dead jobs kept per queue: `{ count, ageMs }` (overrides the queue's). */
+  keepDead?: KeepJobs;
 }
 
 /** Options of `enqueue`. */
@@ -275,17 +290,32 @@ export interface Middleware {
 export interface PeriodicOptions {
   args?: unknown[];
   queue?: string;
-  /** IANA time zone of the cron expression (default UTC). */
+  /** IANA time zone of the cron expression (default UTC; ignored with `everyMs`). */
   timezone?: string;
   /** Default true. */
   enabled?: boolean;
 }
 
-/** A registered periodic job. */
+/**
+ * The schedule of `registerPeriodic(name, task, { everyMs })` (or `{ cron }`): exactly one of a
+ * cron expression and an interval.
+ */
+export interface PeriodicScheduleOptions extends PeriodicOptions {
+  /** 5 or 6 fields (seconds first when 6). */
+  cron?: string;
+  /**
+   * Fires every so many ms (a whole number, at least 100), on the multiples of `everyMs` since the
+   * Unix epoch, so every process agrees on the ticks: `everyMs: 60_000` fires at each full minute.
+   */
+  everyMs?: number;
+}
+
+/** A registered periodic job: `cron` or `everyMs`, whichever it was registered with. */
 export interface PeriodicTask {
   name: string;
   taskName: string;
-  cron: string;
+  cron?: string;
+  everyMs?: number;
   queue: string;
   timezone?: string;
   enabled: boolean;

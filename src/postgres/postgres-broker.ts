@@ -101,6 +101,7 @@ import {
   nonNegativeDuration,
   requireName,
   seqNumber,
+  seqNumberList,
 } from "../engine/validate.js";
 import { waitAny } from "../engine/wait-any.js";
 import { Waiters } from "../engine/waiters.js";
@@ -1152,6 +1153,26 @@ export class PostgresBroker implements Broker {
   async deleteSettled(queue: string, options: DeleteSettledOptions = {}): Promise<number> {
     queue = pgName(queue);
     return this.write((c, now) => this.records.deleteSettled(c, queue, options, now));
+  }
+
+  async promoteMessages(queue: string, seqNumbers: number[]): Promise<number> {
+    queue = pgName(queue);
+    const seqs = seqNumberList(seqNumbers);
+    return this.write(async (c, now) => {
+      const promoted = await this.records.promote(c, queue, seqs, now);
+      if (promoted > 0) this.wakeLocal(c, { activated: [queue], scheduledFor: [] });
+      return promoted;
+    });
+  }
+
+  async removeMessages(queue: string, seqNumbers: number[]): Promise<number> {
+    queue = pgName(queue);
+    const seqs = seqNumberList(seqNumbers);
+    return this.write(async (c) => {
+      const removed = await this.records.remove(c, queue, seqs);
+      this.notifySettled(c, removed);
+      return removed.length;
+    });
   }
 
   async heartbeat(worker: WorkerInfo, options: { staleAfterMs?: number } = {}): Promise<HeartbeatResult> {

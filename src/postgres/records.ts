@@ -12,6 +12,7 @@ import type {
 import { MESSAGE_STATES, type MessageState, SETTLED_STATES } from "../contract/types.js";
 import { leaseFence } from "../engine/lease-fence.js";
 import { type MessageRow, peekedMessage } from "../engine/message-row.js";
+import { keepNewest } from "../engine/validate.js";
 import { PEEK_COLUMNS } from "./columns.js";
 import type { Conn } from "./db.js";
 
@@ -178,14 +179,50 @@ export class PgRecords {
   async deleteSettled(c: Conn, queue: string, options: DeleteSettledOptions, now: number): Promise<number> {
     const states = stateList(options.states, SETTLED_STATES);
     const olderThan = Math.max(0, options.olderThanMs ?? 0);
-    const [row] = await c.q<{ n: number }>(
-      `WITH d AS (DELETE FROM messages WHERE queue = $1 AND state = ANY($2::text[])
+    const keep = keepNewest(options.keepNewest);
+    const match = `queue = $1 AND state = ANY($2::text[])
          AND ($3::bigint = 0 OR settled_at < $4::bigint)
-         AND ($5::bigint[] IS NULL OR id = ANY($5::bigint[])) RETURNING 1)
+         AND ($5::bigint[] IS NULL OR id = ANY($5::bigint[]))
+         AND ($6::text IS NULL OR subject = $6::text)`;
+    // With keepNewest: all but the newest `keep` of the matching rows (retention by count).
+    const [row] = await c.q<{ n: number }>(
+      `WITH d AS (DELETE FROM messages WHERE ${match}
+         AND ($7::bigint IS NULL OR id NOT IN
+           (SELECT id FROM messages WHERE ${match} ORDER BY settled_at DESC, id DESC LIMIT $7::bigint))
+         RETURNING 1)
        SELECT count(*)::int AS n FROM d`,
-      [queue, states, olderThan, now - olderThan, options.seqNumbers ?? null],
+      [
+        queue,
+        states,
+        olderThan,
+        now - olderThan,
+        options.seqNumbers ?? null,
+        options.subject ?? null,
+        keep ?? null,
+      ],
     );
     return row?.n ?? 0;
+  }
+
+  /** Scheduled messages of the queue → active now. Returns how many. */
+  async promote(c: Conn, queue: string, seqs: number[], now: number): Promise<number> {
+    if (seqs.length === 0) return 0;
+    const rows = await c.q(
+      `UPDATE messages SET state = 'active', visible_at = $3
+       WHERE queue = $1 AND state = 'scheduled' AND id = ANY($2::bigint[]) RETURNING 1`,
+      [queue, seqs, now],
+    );
+    return rows.length;
+  }
+
+  /** Deletes messages of the queue that are not locked. Returns the deleted ones' sequence numbers. */
+  async remove(c: Conn, queue: string, seqs: number[]): Promise<number[]> {
+    if (seqs.length === 0) return [];
+    const rows = await c.q<{ id: string | number }>(
+      "DELETE FROM messages WHERE queue = $1 AND state <> 'locked' AND id = ANY($2::bigint[]) RETURNING id",
+      [queue, seqs],
+    );
+    return rows.map((r) => Number(r.id));
   }
 }
 

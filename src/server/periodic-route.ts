@@ -9,7 +9,10 @@ import { errorJson, json } from "./respond.js";
 export interface PeriodicEntry {
   name: string;
   taskName: string;
-  cron: string;
+  /** Its cron expression, when it fires on a cron. */
+  cron?: string;
+  /** Its interval, when it fires every so many ms (on the multiples of `everyMs` since the epoch). */
+  everyMs?: number;
   queue: string;
   timezone?: string;
   enabled: boolean;
@@ -34,6 +37,12 @@ export const NEXT_RUNS = 3;
 
 function nextRuns(entry: PeriodicEntry, now: Date): number[] {
   if (!entry.enabled) return [];
+  const every = entry.everyMs;
+  if (every !== undefined && Number.isSafeInteger(every) && every > 0) {
+    const first = Math.floor(now.getTime() / every) * every + every;
+    return Array.from({ length: NEXT_RUNS }, (_, i) => first + i * every);
+  }
+  if (entry.cron === undefined) return entry.nextRun !== undefined ? [entry.nextRun] : [];
   try {
     const cron = new Cron(entry.cron, {
       paused: true,
@@ -46,8 +55,8 @@ function nextRuns(entry: PeriodicEntry, now: Date): number[] {
 }
 
 /**
- * `GET /ui-api/periodic`: `{available, periodic: [{name, task, cron, queue, timezone?, enabled,
- * next_runs_ms}]}` (`available` is false when this server has no periodic jobs to show).
+ * `GET /ui-api/periodic`: `{available, periodic: [{name, task, cron? | every_ms?, queue, timezone?,
+ * enabled, next_runs_ms}]}` (`available` is false when this server has no periodic jobs to show).
  * `POST /ui-api/periodic/pause` and `/resume` with `{"name": …}`: 200 `{}`, or 404 `not_found`.
  * Behind the same Bearer gate as every route.
  */
@@ -61,7 +70,8 @@ export function registerPeriodicRoutes(
     const periodic = (control?.list() ?? []).map((e) => ({
       name: e.name,
       task: e.taskName,
-      cron: e.cron,
+      ...(e.cron !== undefined ? { cron: e.cron } : {}),
+      ...(e.everyMs !== undefined ? { every_ms: e.everyMs } : {}),
       queue: e.queue,
       ...(e.timezone ? { timezone: e.timezone } : {}),
       enabled: e.enabled,

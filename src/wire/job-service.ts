@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { AttemptError, MessageRecord, WorkerInfo, WorkerRecord } from "../contract/job-service.js";
-import { MAX_NAME_LIST } from "../contract/limits.js";
+import { MAX_NAME_LIST, MAX_SEQ_NUMBERS_PER_CALL } from "../contract/limits.js";
 import type { MessageState } from "../contract/types.js";
 import { decodeBase64, encodeBase64 } from "./base64.js";
 import { messageFromWire, messageToWire, WireMessage } from "./message.js";
@@ -98,8 +98,23 @@ export const DeleteSettledRequest = z
     states: list(z.string(), MAX_NAME_LIST),
     older_than_ms: int(),
     seq_numbers: list(z.int()),
+    subject: str(),
+    keep_newest: int().meta({ description: "Keep the newest so many of the matching messages." }),
   })
   .meta({ id: "DeleteSettledRequest" });
+
+/** PromoteMessages and RemoveMessages: sequence numbers of one queue. */
+export const SeqNumbersOfQueueRequest = z
+  .strictObject({ queue: str(), seq_numbers: list(z.int(), MAX_SEQ_NUMBERS_PER_CALL) })
+  .meta({ id: "SeqNumbersOfQueueRequest" });
+
+export const PromoteMessagesResponse = z
+  .strictObject({ promoted: z.int() })
+  .meta({ id: "PromoteMessagesResponse" });
+
+export const RemoveMessagesResponse = z
+  .strictObject({ removed: z.int() })
+  .meta({ id: "RemoveMessagesResponse" });
 
 export const DeleteSettledResponse = z
   .strictObject({ deleted: z.int() })

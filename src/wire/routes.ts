@@ -265,6 +265,22 @@ export const ROUTES = {
     "Delete settled messages of a queue.",
     true,
   ),
+  promoteMessages: rpc(
+    "JobService",
+    "PromoteMessages",
+    jobs.SeqNumbersOfQueueRequest,
+    jobs.PromoteMessagesResponse,
+    "Make scheduled messages of a queue claimable now.",
+    true,
+  ),
+  removeMessages: rpc(
+    "JobService",
+    "RemoveMessages",
+    jobs.SeqNumbersOfQueueRequest,
+    jobs.RemoveMessagesResponse,
+    "Delete messages of a queue in any state but locked.",
+    true,
+  ),
   heartbeat: rpc(
     "JobService",
     "Heartbeat",

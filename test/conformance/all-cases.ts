@@ -20,3 +20,4 @@ import "./cases/job-coordination.case.js";
 import "./cases/job-topics.case.js";
 import "./cases/consume.case.js";
 import "./cases/job-flows.case.js";
+import "./cases/job-retention.case.js";

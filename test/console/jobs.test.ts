@@ -230,6 +230,16 @@ describe("console: jobs, from queue.dashboard() (headless Chromium)", () => {
     queue.deletePeriodic("nightly-resize");
   });
 
+  it("shows an interval periodic job with its interval and next runs", async () => {
+    queue.registerPeriodic("pulse", "resize", { everyMs: 90_000, args: [1, 1] });
+    await page.goto(`${dashboard.apiUrl}/ui/#/periodic`);
+    const row = page.locator('tr[data-periodic="pulse"]');
+    await row.waitFor();
+    await row.getByTestId("next-runs").getByRole("listitem").nth(2).waitFor();
+    assert.match(await text(row), /resize[\s\S]*every 90 s[\s\S]*default[\s\S]*active/);
+    queue.deletePeriodic("pulse");
+  });
+
   it("stacks the jobs table into labelled rows at 390 px", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     try {

@@ -34,6 +34,7 @@ describe("server: /ui-api/periodic", () => {
         enabled: true,
       },
     ],
+    ["pulse", { name: "pulse", taskName: "ping", everyMs: 90_000, queue: "default", enabled: true }],
   ]);
   const setEnabled = (name: string, enabled: boolean) => {
     const e = entries.get(name);
@@ -90,6 +91,22 @@ describe("server: /ui-api/periodic", () => {
       minute: "2-digit",
     });
     assert.equal(hour.format(berlin.next_runs_ms[0]!), "08:30");
+  });
+
+  it("lists an interval job with its interval and its next three ticks (multiples of everyMs)", async () => {
+    const before = Date.now();
+    const body = (await (await call(server, "/ui-api/periodic")).json()) as {
+      periodic: { name: string; cron?: string; every_ms?: number; next_runs_ms: number[] }[];
+    };
+    const pulse = body.periodic.find((p) => p.name === "pulse")!;
+    assert.equal(pulse.every_ms, 90_000);
+    assert.equal(pulse.cron, undefined, "an interval job has no cron");
+    assert.equal(pulse.next_runs_ms.length, 3);
+    const [first, second, third] = pulse.next_runs_ms as [number, number, number];
+    assert.ok(first > before && first - before <= 90_000, "the first tick is within one interval");
+    assert.equal(first % 90_000, 0, "ticks are multiples of everyMs since the epoch");
+    assert.deepEqual([second - first, third - second], [90_000, 90_000]);
+    assert.equal(body.periodic.find((p) => p.name === "hourly")?.every_ms, undefined);
   });
 
   it("pauses and resumes by name; a paused job lists no next run", async () => {

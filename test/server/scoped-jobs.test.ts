@@ -38,4 +38,38 @@ describe("the job face over a served broker with scoped tokens", () => {
       await server.close();
     }
   });
+
+  it("promote needs send on the job's queue; removing a job needs manage", async () => {
+    const broker = await openBroker(":memory:", { logger: silentLogger });
+    const server = await startServer({
+      broker,
+      port: 0,
+      logger: silentLogger,
+      tokens: ["admin:adm", "shop:prod=send:images+monitor", "other:stranger=send:other+monitor"],
+    });
+    const admin = new Queue({ broker: connect(server.url, { token: "adm" }) });
+    const producer = new Queue({ broker: connect(server.url, { token: "prod" }) });
+    const stranger = new Queue({ broker: connect(server.url, { token: "stranger" }) });
+    try {
+      await (await admin.broker()).createQueue("images");
+      const id = await producer.enqueue("resize", ["a.png"], { queue: "images", delayMs: 3_600_000 });
+      await assert.rejects(
+        stranger.promote(id),
+        PermissionDeniedError,
+        "send on another queue is not enough",
+      );
+      assert.equal((await producer.getJob(id))?.status, "pending");
+      await producer.promote(id);
+      const job = await producer.getJob(id);
+      assert.ok(job && job.scheduledAt <= Date.now(), "promoted: due now");
+      await assert.rejects(producer.removeJob(id), PermissionDeniedError, "removing takes manage");
+      await admin.removeJob(id);
+      assert.equal(await admin.getJob(id), null);
+    } finally {
+      await stranger.close();
+      await producer.close();
+      await admin.close();
+      await server.close();
+    }
+  });
 });

@@ -38,6 +38,10 @@ const TARGETS: Partial<Record<Operation, (args: Args) => AuditTarget>> = {
       ...(o?.seqNumbers && { seq_numbers: o.seqNumbers.length }),
     };
   },
+  removeMessages: ([queue, seqNumbers]) => ({
+    queue: str(queue),
+    ...(Array.isArray(seqNumbers) && { seq_numbers: seqNumbers.length }),
+  }),
   subscribe: onSubscription,
   unsubscribe: onSubscription,
   pauseSubscription: onSubscription,

@@ -37,6 +37,7 @@ export const POLICY: Record<Exclude<Operation, BySeq>, (args: unknown[]) => Need
   pauseQueue: () => MANAGE,
   resumeQueue: () => MANAGE,
   deleteSettled: () => MANAGE,
+  removeMessages: () => MANAGE,
   subscribeTask: () => MANAGE,
   subscribeLog: () => MANAGE,
   declareTopic: () => MANAGE,
@@ -56,6 +57,8 @@ export const POLICY: Record<Exclude<Operation, BySeq>, (args: unknown[]) => Need
   schedule: ([queue]) => send(queue),
   cancel: ([queue]) => send(queue),
   cancelMessage: ([queue]) => send(queue),
+  // Runs a delayed message now: no more than its producer could have done by sending it undelayed.
+  promoteMessages: ([queue]) => send(queue),
   publish: ([topic]) => send(topic),
   // Consuming: listen on the queue (or topic log).
   receive: ([queue]) => listen(queue),
@@ -114,6 +117,7 @@ export const AUDITED: ReadonlySet<Operation> = new Set<Operation>([
   "pauseQueue",
   "resumeQueue",
   "deleteSettled",
+  "removeMessages",
   "subscribeTask",
   "subscribeLog",
   "declareTopic",

@@ -23,6 +23,8 @@ type JobRoutes =
   | "messageErrors"
   | "awaitSettled"
   | "deleteSettled"
+  | "promoteMessages"
+  | "removeMessages"
   | "heartbeat"
   | "listWorkers"
   | "removeWorker"
@@ -139,9 +141,27 @@ export const jobHandlers: Pick<Handlers, JobRoutes> = {
       ...(req.states && { states: states(req.states) }),
       ...(req.older_than_ms && { olderThanMs: req.older_than_ms }),
       ...(req.seq_numbers && { seqNumbers: req.seq_numbers }),
+      ...(req.subject !== undefined && req.subject !== null && { subject: req.subject }),
+      ...(req.keep_newest !== undefined && req.keep_newest !== null && { keepNewest: req.keep_newest }),
     });
     ctx.note({ n: deleted });
     return { deleted };
+  },
+
+  async promoteMessages(req, ctx) {
+    const queue = req.queue ?? "";
+    ctx.note({ queue });
+    const promoted = await ctx.broker.promoteMessages(queue, req.seq_numbers ?? []);
+    ctx.note({ n: promoted });
+    return { promoted };
+  },
+
+  async removeMessages(req, ctx) {
+    const queue = req.queue ?? "";
+    ctx.note({ queue });
+    const removed = await ctx.broker.removeMessages(queue, req.seq_numbers ?? []);
+    ctx.note({ n: removed });
+    return { removed };
   },
 
   async heartbeat(req, ctx) {

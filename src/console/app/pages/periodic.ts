@@ -14,14 +14,23 @@ import { useAsync } from "../lib/use-async.js";
 interface PeriodicJob {
   name: string;
   task: string;
-  cron: string;
+  cron?: string;
+  every_ms?: number;
   queue: string;
   timezone?: string;
   enabled: boolean;
   next_runs_ms: number[];
 }
 
-/** The periodic (cron) jobs of the process serving the console, with their next runs; pause and resume. */
+/** An interval as people write it: `90 s`, `5 min`, `250 ms`. */
+function everyText(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000} min`;
+  if (ms % 1000 === 0) return `${ms / 1000} s`;
+  return `${ms} ms`;
+}
+
+/** The periodic (cron or interval) jobs of the process serving the console, with their next runs; pause and resume. */
 export function Periodic() {
   const state = useStore(live);
   const rights = useStore(access);
@@ -73,7 +82,11 @@ export function Periodic() {
                   (p) => html`<tr key=${p.name} data-periodic=${p.name}>
                     <th scope="row" data-label="Name">${p.name}</th>
                     <td data-label="Task">${p.task}</td>
-                    <td data-label="Schedule"><code>${p.cron}</code>${p.timezone ? html` <span class="muted">${p.timezone}</span>` : html` <span class="muted">UTC</span>`}</td>
+                    <td data-label="Schedule">${
+                      p.every_ms !== undefined
+                        ? html`every <code>${everyText(p.every_ms)}</code>`
+                        : html`<code>${p.cron}</code>${p.timezone ? html` <span class="muted">${p.timezone}</span>` : html` <span class="muted">UTC</span>`}`
+                    }</td>
                     <td data-label="Queue"><a href=${href("queues", p.queue)}>${p.queue}</a></td>
                     <td data-label="Status"><${Badge} tone=${p.enabled ? "ok" : "warn"}>${p.enabled ? "active" : "paused"}<//></td>
                     <td data-label="Next runs" data-testid="next-runs">
