@@ -6,6 +6,10 @@ import { Queue } from "../src/jobs/index.js";
 import { engineQueue } from "../src/jobs/naming.js";
 import { concurrentRate, JOB_ARG, JOBS, PAYLOAD_256, sleep } from "./_lib.js";
 
+/** Stats as a query that reads every row of the queue (what Stats did before its counts were kept). */
+export const FULL_READ_STATS = `SELECT state, count(*) AS n, min(CASE WHEN state IN ('active', 'locked') THEN enqueued_at END)
+  FROM messages WHERE queue = ? GROUP BY state`;
+
 /** Sends for `ms`: `producers` concurrent callers, `batch` messages per call; messages per second. */
 export function sendRate(b: Broker, queue: string, producers: number, batch: number, ms: number) {
   const one = { body: PAYLOAD_256 };

@@ -21,7 +21,7 @@ import {
   type SuiteResult,
   scratch,
 } from "./_lib.js";
-import { rawDb } from "./_scenarios.js";
+import { FULL_READ_STATS, rawDb } from "./_scenarios.js";
 
 const BACKLOGS = (process.env.BENCH_BACKLOGS ?? "1000,100000,1000000").split(",").map(Number);
 const SAMPLES = 1000;
@@ -53,10 +53,6 @@ interface Claimed {
   statsMs: number;
   fullReadStatsMs: number;
 }
-
-/** Stats as a query that reads every row of the queue (the baseline Stats is measured against). */
-const FULL_READ_STATS = `SELECT state, count(*) AS n, min(CASE WHEN state IN ('active', 'locked') THEN enqueued_at END)
-  FROM messages WHERE queue = ? GROUP BY state`;
 
 /** Median time of five calls of `f`, ms. */
 async function timed(f: () => unknown): Promise<number> {

@@ -3,7 +3,8 @@
 // load in this one (one core each). Single sends and batches of 64 with 16 keep-alive connections
 // (autocannon) beside the bare endpoint; end to end 4×4 and 16×16, fan-out to 10 subscriptions,
 // and the job face (enqueue, drain at concurrency 1/4/16) through the remote client.
-// `--stall` measures only what decoding a maximal allowed request costs other requests.
+// First, on a server of its own: `/healthz` while maximal requests run and the server's memory
+// through every hostile request (bench/_stall.ts); `--stall` measures only that.
 // Env: BENCH_DURATION (s per autocannon round, default 3), BENCH_MS, BENCH_JOBS, MQLITE_SYNC.
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -20,13 +21,11 @@ import {
   type Contender,
   JOBS,
   mainIfEntry,
-  median,
+  markdownTables,
   PAYLOAD_256,
-  percentile,
   Recorder,
   type SuiteResult,
   scratch,
-  sleep,
 } from "./_lib.js";
 import {
   DRAIN_CONCURRENCY,
@@ -40,6 +39,7 @@ import {
   noopQueue,
   sendRate,
 } from "./_scenarios.js";
+import { measureStall } from "./_stall.js";
 
 const TOKEN = "bench-token";
 const DURATION = Number(process.env.BENCH_DURATION ?? 3);
@@ -108,8 +108,19 @@ async function cannon(url: string, body: string): Promise<number> {
   return r.requests.average;
 }
 
+/** `/healthz` during maximal requests and memory through hostile ones, on a server of their own. */
+async function stallAndMemory(rec: Recorder): Promise<void> {
+  const { child, urls } = await startChild();
+  try {
+    await measureStall(rec, { url: urls.mqlite, pid: child.pid!, token: TOKEN });
+  } finally {
+    child.kill("SIGTERM");
+  }
+}
+
 export async function run(): Promise<SuiteResult> {
   const rec = new Recorder("Served broker over HTTP");
+  await stallAndMemory(rec);
   const { child, urls } = await startChild();
   const send = `${urls.mqlite}/mqlite.v1.QueueService/Send`;
   const client: Broker = connect(urls.mqlite, { token: TOKEN });
@@ -233,75 +244,11 @@ export async function run(): Promise<SuiteResult> {
   return rec.result;
 }
 
-/**
- * What decoding a maximal allowed request costs other clients: the slowest `/healthz` answer (one
- * probe every 2 ms on its own connection) while maximal requests are posted one after another,
- * beside the same probes with nothing else going on. The requests go to a queue that does not
- * exist, so the server decodes and validates them whole and then answers 404: the figure is the
- * decoding, not the storing. Two shapes: 10,000 messages with 3 KiB bodies (a 32 MiB body) and
- * 10,000 messages with 24 properties each (just under the 250,000 entries of a request).
- */
-async function decodeStall(urls: { mqlite: string }): Promise<void> {
-  const body = Buffer.alloc(2400, 7).toString("base64");
-  const props = Object.fromEntries(Array.from({ length: 24 }, (_, i) => [`key${i}`, `value${i}`]));
-  const shapes = {
-    "32 MiB of bodies (10,000 messages)": JSON.stringify({
-      queue: "nowhere",
-      messages: Array.from({ length: 10_000 }, (_, i) => ({ body, message_id: `m${i}` })),
-    }),
-    "240,000 properties (10,000 messages)": JSON.stringify({
-      queue: "nowhere",
-      messages: Array.from({ length: 10_000 }, () => ({ properties: props })),
-    }),
-  };
-  const probe = async (during: () => Promise<void>): Promise<number[]> => {
-    const times: number[] = [];
-    let on = true;
-    const probing = (async () => {
-      while (on) {
-        const started = performance.now();
-        await (await fetch(`${urls.mqlite}/healthz`)).text();
-        times.push(performance.now() - started);
-        await sleep(2);
-      }
-    })();
-    await during();
-    on = false;
-    await probing;
-    return times;
-  };
-  const idle = await probe(() => sleep(3000));
-  const rows = [`| while | /healthz p50 ms | p99 ms | max ms | requests |`, `|---|---:|---:|---:|---:|`];
-  const row = (name: string, t: number[], n: number | string) =>
-    rows.push(
-      `| ${name} | ${median(t).toFixed(1)} | ${percentile(t, 99).toFixed(1)} | ${Math.max(...t).toFixed(1)} | ${n} |`,
-    );
-  row("nothing else (baseline)", idle, "-");
-  for (const [name, text] of Object.entries(shapes)) {
-    let n = 0;
-    const times = await probe(async () => {
-      for (let i = 0; i < 5; i++) {
-        const res = await fetch(`${urls.mqlite}/mqlite.v1.QueueService/Send`, {
-          method: "POST",
-          headers,
-          body: text,
-        });
-        await res.text();
-        if (res.status !== 404) throw new Error(`expected 404 after decoding, got ${res.status}`);
-        n++;
-      }
-    });
-    row(`decoding ${name}`, times, n);
-  }
-  process.stdout.write(`${rows.join("\n")}\n`);
-}
-
 if (process.argv.includes("--serve")) await serveBoth();
 else if (process.argv.includes("--stall")) {
-  const { child, urls } = await startChild();
-  try {
-    await decodeStall(urls);
-  } finally {
-    child.kill("SIGTERM");
-  }
+  const rec = new Recorder("Served broker over HTTP");
+  await stallAndMemory(rec);
+  console.log(markdownTables(rec.result.measurements));
+  for (const n of rec.result.notes) console.log(`- ${n}`);
+  process.exit(0);
 } else await mainIfEntry(import.meta.url, run);

@@ -24,7 +24,7 @@ import {
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
 /** Modules in the order they run; others found under bench/ run after them. */
-const ORDER = ["engine.ts", "jobs.ts", "postgres.ts", "http.ts", "backlog.ts", "filter.ts"];
+const ORDER = ["engine.ts", "jobs.ts", "postgres.ts", "http.ts", "backlog.ts", "stats.ts", "filter.ts"];
 const filters = process.argv.slice(2);
 const found = readdirSync(here).filter((f) => f.endsWith(".ts") && f !== "run.ts" && !f.startsWith("_"));
 const scripts = [
@@ -243,6 +243,28 @@ function targets(): Target[] {
     target: "RSS with 1M queued ≤ 150 MB",
     measured: rss ? `${rss.value.toFixed(0)} MB (${rss.scenario})` : "not measured",
     met: rss ? rss.value <= 150 : undefined,
+  });
+  const stats = all.find((m) => m.group.startsWith("Stats at") && m.system === "mqlite");
+  out.push({
+    target: "Stats at 1,000,000 messages < 1 ms",
+    measured: stats ? `${stats.value.toFixed(3)} ms (${stats.scenario})` : "not measured",
+    met: stats ? stats.value < 1 : undefined,
+  });
+  const stalls = all.filter(
+    (m) => m.group.startsWith("/healthz while maximal") && m.scenario === "/healthz max" && m.vs,
+  );
+  const worstStall = stalls.sort((a, b) => b.value - a.value)[0];
+  out.push({
+    target: "/healthz max < 50 ms while maximal requests run",
+    measured: worstStall ? `${fmt(worstStall.value)} ms (${worstStall.system})` : "not measured",
+    met: worstStall ? worstStall.value < 50 : undefined,
+  });
+  const peaks = all.filter((m) => m.group === "Server memory through every hostile request");
+  const peak = peaks.sort((a, b) => b.value - a.value)[0];
+  out.push({
+    target: "Server memory ≤ 100 MB over its baseline through every hostile request",
+    measured: peak ? `${fmt(peak.value)} MB (${peak.scenario})` : "not measured",
+    met: peak ? peak.value <= 100 : undefined,
   });
   out.push(
     ratioTarget(

@@ -300,8 +300,12 @@ export interface TestFilterResult {
   matched: boolean;
 }
 
-/** Why a broker cannot take writes right now (`/readyz`). */
-export type NotReadyReason = "storage_full" | "db_locked" | "closing";
+/**
+ * Why a broker cannot take writes right now (`/readyz`): its storage is full, a lock is held
+ * elsewhere (SQLite), the database does not answer in time or refuses writes (PostgreSQL: down,
+ * unreachable, or a read-only server such as a standby), or it is closing.
+ */
+export type NotReadyReason = "storage_full" | "db_locked" | "db_unavailable" | "closing";
 
 /** Whether a broker can take writes: `reason` and `message` say why not. */
 export interface Readiness {

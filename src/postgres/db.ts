@@ -1,5 +1,11 @@
 import pg from "pg";
-import { CanceledError, ClosedError, InternalError, MqliteError } from "../contract/errors.js";
+import {
+  CanceledError,
+  ClosedError,
+  InternalError,
+  MqliteError,
+  StorageFullError,
+} from "../contract/errors.js";
 import { isConnectionError, isTransientServerError, mapPgError, outcomeUnknown, sqlState } from "./errors.js";
 
 /** A connection inside an operation: every statement is prepared once per connection, by name. */
@@ -83,11 +89,28 @@ export class Db {
   }
 
   tx<T>(fn: (c: Conn) => Promise<T>, signal?: AbortSignal): Promise<T> {
-    return this.track(() => this.attempts("tx", fn, signal));
+    return this.track(() => this.noted(this.attempts("tx", fn, signal)));
   }
 
   one<T>(fn: (c: Conn) => Promise<T>, signal?: AbortSignal): Promise<T> {
-    return this.track(() => this.attempts("one", fn, signal));
+    return this.track(() => this.noted(this.attempts("one", fn, signal)));
+  }
+
+  /**
+   * The last write's failure when it was the server's storage (out of disk space), rather than the
+   * write; cleared by the next write that commits. Readiness reports it.
+   */
+  storeFailure: StorageFullError | undefined;
+
+  private async noted<T>(write: Promise<T>): Promise<T> {
+    try {
+      const value = await write;
+      this.storeFailure = undefined;
+      return value;
+    } catch (err) {
+      if (err instanceof StorageFullError) this.storeFailure = err;
+      throw err;
+    }
   }
 
   /** Stops admitting work and waits for what is in flight. */

@@ -131,6 +131,7 @@ import {
   splitSchemaParam,
 } from "./options.js";
 import { PgQueueRegistry, type PgQueueRow } from "./queue-registry.js";
+import { pgReadiness } from "./readiness.js";
 import { PgNamedLocks, PgRecords, PgWorkers } from "./records.js";
 import { type PgKeep, PgSettler } from "./settle.js";
 import { PgSubscriptions } from "./subscriptions.js";
@@ -1207,7 +1208,7 @@ export class PostgresBroker implements Broker {
   readiness(): Promise<Readiness> {
     if (this.closing)
       return Promise.resolve({ ready: false, reason: "closing", message: "mqlite: broker is closed" });
-    return Promise.resolve({ ready: true });
+    return pgReadiness(this.db.pool, this.db.storeFailure);
   }
 
   status(): Promise<BrokerStatus> {

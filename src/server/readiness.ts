@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
-import { ClosedError, DbLockedError, StorageFullError } from "../contract/errors.js";
 import type { Readiness } from "../contract/types.js";
+import { notReadyFor } from "../engine/readiness.js";
 import { principalResolver, type TokenEntry } from "./access/tokens.js";
 import type { ServerEnv, ServerState } from "./env.js";
 import { json } from "./respond.js";
@@ -14,17 +14,15 @@ async function probe(state: ServerState): Promise<Readiness> {
     await state.broker.status();
     return { ready: true };
   } catch (err) {
-    if (err instanceof ClosedError) return { ready: false, reason: "closing", message: err.message };
-    if (err instanceof StorageFullError)
-      return { ready: false, reason: "storage_full", message: err.message };
-    if (err instanceof DbLockedError) return { ready: false, reason: "db_locked", message: err.message };
+    const notReady = notReadyFor(err);
+    if (notReady) return notReady;
     throw err;
   }
 }
 
 /**
  * `GET /readyz`: 200 `{"status":"ready"}` when the broker can take writes, else 503
- * `{"status":"not_ready","reason":"storage_full"|"db_locked"|"closing"}`. Open, as `/healthz` (which
+ * `{"status":"not_ready","reason":"storage_full"|"db_locked"|"db_unavailable"|"closing"}`. Open, as `/healthz` (which
  * stays a bare liveness answer); the `message` with the details only goes to a caller with a valid
  * token, or to anyone when auth is off.
  */

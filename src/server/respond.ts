@@ -45,6 +45,84 @@ export function json(
   return new Response(text, { status, headers: extra ? { ...headers, ...cors } : jsonHeadersWith(cors) });
 }
 
+/** An answer from this many bytes on is written in slices (`json`). */
+const SLICED_ANSWER_BYTES = 256 * 1024;
+/** How long encoding one slice of an answer runs before other requests get a turn. */
+const SLICE_MS = 4;
+
+/**
+ * An answer whose one list is large, as a stream of slices encoded a few milliseconds at a time
+ * with other requests served in between (encoding a 32 MiB Peek answer and converting it to bytes
+ * in one go held the server for half a second and more). The text is `encodeJson`'s, byte for byte:
+ * the fields in their order, the list's items each by `JSON.stringify`. Undefined when the answer
+ * has no list or encodes in one short slice (then it is answered whole, as usual).
+ */
+function slicedAnswer(body: unknown): ReadableStream<Uint8Array> | string | undefined {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return undefined;
+  const entries = Object.entries(body).filter(([, v]) => v !== undefined);
+  const at = entries.findIndex(([, v]) => Array.isArray(v) && v.length > 1);
+  if (at === -1) return undefined;
+  const field = (k: string, v: unknown) => `${JSON.stringify(k)}:${JSON.stringify(v)}`;
+  const head = `{${entries
+    .slice(0, at)
+    .map(([k, v]) => `${field(k, v)},`)
+    .join("")}${JSON.stringify(entries[at]![0])}:[`;
+  const tail = `]${entries
+    .slice(at + 1)
+    .map(([k, v]) => `,${field(k, v)}`)
+    .join("")}}\n`;
+  const items = entries[at]![1] as unknown[];
+  let next = 0;
+  /** Encodes items from `next` for one slice; the text, and whether the list is done. */
+  const slice = (): string => {
+    const parts: string[] = [];
+    let bytes = 0;
+    const started = performance.now();
+    while (next < items.length && bytes < SLICED_ANSWER_BYTES * 4 && performance.now() - started < SLICE_MS) {
+      const text = JSON.stringify(items[next]) ?? "null";
+      parts.push(next === 0 ? text : `,${text}`);
+      bytes += text.length;
+      next++;
+    }
+    return parts.join("");
+  };
+  const first = slice();
+  if (next === items.length && first.length < SLICED_ANSWER_BYTES) return head + first + tail;
+  const encoder = new TextEncoder();
+  let pending: string | undefined = head + first;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (pending !== undefined) {
+        controller.enqueue(encoder.encode(pending));
+        pending = undefined;
+        return;
+      }
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const text = slice();
+      if (next === items.length) {
+        controller.enqueue(encoder.encode(text + tail));
+        controller.close();
+      } else controller.enqueue(encoder.encode(text));
+    },
+  });
+}
+
+/**
+ * `json` for an RPC's answer, which may list many messages: a large list is written in slices
+ * (see `slicedAnswer`).
+ */
+export function answerJson(c: Context<ServerEnv>, body: unknown): Response {
+  const sliced = slicedAnswer(body);
+  if (sliced === undefined) return json(c, 200, body);
+  const cors = c.get("cors");
+  const headers = cors === undefined ? JSON_HEADERS : jsonHeadersWith(cors);
+  if (typeof sliced === "string") {
+    if (cors === undefined) return c.body(sliced, 200, headers);
+    return new Response(sliced, { status: 200, headers });
+  }
+  return new Response(sliced, { status: 200, headers: cors === undefined ? { ...JSON_HEADERS } : headers });
+}
+
 /** The `{"code","message"}` answer of any thrown value (unknown errors are 500 `internal`). */
 export function errorJson(c: Context<ServerEnv>, err: unknown, extra?: Record<string, string>): Response {
   const { status, body } = errorToWire(err);

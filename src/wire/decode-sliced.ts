@@ -13,6 +13,23 @@ const SLICE_MS = 4;
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/**
+ * `items.map(f)` in slices of a few milliseconds with other requests served in between: turning
+ * 10,000 decoded messages into the broker's (their bodies from base64) took 100 ms and more.
+ */
+export async function mapSliced<T, U>(items: readonly T[], f: (item: T) => U): Promise<U[]> {
+  const out: U[] = [];
+  let slice = performance.now();
+  for (const item of items) {
+    out.push(f(item));
+    if (performance.now() - slice > SLICE_MS) {
+      await nextTurn();
+      slice = performance.now();
+    }
+  }
+  return out;
+}
+
 interface ListSchema {
   element: z.ZodType;
   max: number;

@@ -14,7 +14,7 @@
 export * from "./admin-service.js";
 export { decodeBase64, encodeBase64, isStdBase64 } from "./base64.js";
 export { decodeRequest } from "./decode.js";
-export { decodeRequestSliced, SLICED_DECODE_BYTES } from "./decode-sliced.js";
+export { decodeRequestSliced, mapSliced, SLICED_DECODE_BYTES } from "./decode-sliced.js";
 export { ErrorBody, errorFromWire, errorToWire } from "./errors.js";
 export * from "./job-flows.js";
 export * from "./job-service.js";

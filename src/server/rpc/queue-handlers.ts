@@ -2,6 +2,7 @@ import { CanceledError, ClosedError, MessageTooLargeError } from "../../contract
 import type { OutgoingMessage } from "../../contract/types.js";
 import {
   decodeBase64,
+  mapSliced,
   messageToWire,
   outgoingFromWire,
   type RequestOf,
@@ -47,7 +48,7 @@ async function send(req: RequestOf<"send">, ctx: RpcContext): Promise<ResponseOf
   // The original answers an empty Send before looking at the queue.
   if (list.length === 0) return { seq_numbers: null };
   const scheduledAt = req.scheduled_enqueue_time_ms ?? 0;
-  const messages = list.map(outgoingFromWire);
+  const messages = list.length > 1 ? await mapSliced(list, outgoingFromWire) : list.map(outgoingFromWire);
   if (list.length === 1 && messages[0]!.messageId) ctx.note({ msg_id: messages[0]!.messageId });
   // A negative schedule time is the broker's 400, which comes before the size check.
   if (scheduledAt >= 0) checkBodies(messages, ctx.maxMessageBytes);
@@ -79,7 +80,9 @@ async function receive(req: RequestOf<"receive">, ctx: RpcContext): Promise<Resp
   }
   ctx.note({ msgs: messages.length, ...(messages.length === 0 && { quiet: true }) });
   giveBackIfUndelivered(ctx, messages, () => queue);
-  return { messages: messages.map(messageToWire) };
+  return {
+    messages: messages.length > 1 ? await mapSliced(messages, messageToWire) : messages.map(messageToWire),
+  };
 }
 
 /** What Complete keeps of the message (our extension): a retention and an outcome. */
@@ -183,7 +186,7 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
     ctx.note({ queue });
     const messages = await ctx.broker.receiveDeferred(queue, req.seq_numbers ?? []);
     ctx.note({ msgs: messages.length });
-    return { messages: messages.map(messageToWire) };
+    return { messages: await mapSliced(messages, messageToWire) };
   },
 
   async cancel(req, ctx) {
@@ -203,7 +206,7 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
       ...(req.state && { state: req.state as never }),
     });
     ctx.note({ msgs: messages.length });
-    return { messages: messages.map(messageToWire) };
+    return { messages: await mapSliced(messages, messageToWire) };
   },
 
   async stats(req, ctx) {

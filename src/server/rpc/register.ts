@@ -17,8 +17,9 @@ import type { AccessFields, ServerEnv, ServerState } from "../env.js";
 import { LongPollLimitError } from "../long-polls.js";
 import type { ServerMetrics } from "../metrics.js";
 import { MAX_REQUEST_BYTES } from "../options.js";
-import { errorJson, json, note } from "../respond.js";
+import { answerJson, errorJson, note } from "../respond.js";
 import { adminHandlers } from "./admin-handlers.js";
+import { bodyText } from "./body-text.js";
 import type { Handler, Handlers, RpcContext } from "./context.js";
 import { flowHandlers } from "./flow-handlers.js";
 import { jobHandlers } from "./job-handlers.js";
@@ -55,15 +56,19 @@ async function withinBodyLimit(
   c: Context<ServerEnv>,
   answer: (c: Context<ServerEnv>) => Promise<Response>,
 ): Promise<Response> {
-  const length = c.req.header("content-length");
-  if (length !== undefined && c.req.header("transfer-encoding") === undefined) {
-    return Number(length) > MAX_REQUEST_BYTES ? tooLarge(c) : answer(c);
-  }
+  const length = declaredLength(c);
+  if (length !== undefined) return length > MAX_REQUEST_BYTES ? tooLarge(c) : answer(c);
   let answered: Response | undefined;
   const limited = await streamLimit(c, async () => {
     answered = await answer(c);
   });
   return limited ?? answered!;
+}
+
+/** The body's length from its Content-Length, when that is what delimits it (not chunked). */
+function declaredLength(c: Context<ServerEnv>): number | undefined {
+  const length = c.req.header("content-length");
+  return length === undefined || c.req.header("transfer-encoding") !== undefined ? undefined : Number(length);
 }
 
 /** A signal that aborts with either input; `release` detaches it from both. */
@@ -179,14 +184,16 @@ function endpoint(
   return async (c) => {
     try {
       // ListQueues, ListSubscriptions and Status never read the body, as the original.
-      const req = route.request ? await decode(route.request, await c.req.text()) : undefined;
+      const req = route.request
+        ? await decode(route.request, await bodyText(c, declaredLength(c)))
+        : undefined;
       // A long-poll that will park holds a connection and a waiter: there is a cap on them.
       const parks = wantsSignal && ((req as { wait_time_ms?: number | null }).wait_time_ms ?? 0) > 0;
       const slot = parks ? state.longPolls.park(c) : undefined;
       const linked = wantsSignal ? eitherSignal(c.req.raw.signal, state.stopping) : undefined;
       const call = new RpcCall(c, state, metrics, linked?.signal ?? state.stopping);
       try {
-        const answer = json(c, 200, await handle(req as never, call));
+        const answer = answerJson(c, await handle(req as never, call));
         const giveBacks = call.giveBacks;
         if (giveBacks) {
           onUndelivered(c, () => {

@@ -1,0 +1,313 @@
+// What the largest requests cost everyone else, for bench/http.ts: a `/healthz` probe (one request
+// every 2 ms on its own connection) while maximal allowed requests are read, decoded, executed and
+// answered one after another, beside the same probe with nothing else going on (the baseline, in
+// the same rounds); and the server process's resident memory through a run of every hostile
+// request: the allowed maxima and the attacks over the caps, each of which must be refused cheaply.
+import { readFileSync } from "node:fs";
+import { request } from "node:http";
+import { Worker } from "node:worker_threads";
+import { median, percentile, type Recorder, ROUNDS, sleep } from "./_lib.js";
+
+type Post = (path: string, body: string, unread?: boolean) => Promise<{ status: number; text: string }>;
+
+interface Load {
+  name: string;
+  /** Runs the load once (several requests); throws if an answer is not the expected one. */
+  run: (post: Post) => Promise<void>;
+}
+
+const RPC = "/mqlite.v1.QueueService";
+const BODY_2400 = Buffer.alloc(2400, 7).toString("base64");
+const PROPS_24 = Object.fromEntries(Array.from({ length: 24 }, (_, i) => [`key${i}`, `value${i}`]));
+
+function expect(status: number, got: { status: number; text: string }, what: string): void {
+  if (got.status !== status)
+    throw new Error(`${what}: expected ${status}, got ${got.status}: ${got.text.slice(0, 200)}`);
+}
+
+const sendOf = (queue: string, messages: unknown[]) => JSON.stringify({ queue, messages });
+
+/** Sends 10,000 messages of 2,400-byte bodies (a 32 MiB request) to `queue`, stored. */
+const once = (make: () => string) => {
+  let text: string | undefined;
+  return () => (text ??= make());
+};
+const bigSend = once(() =>
+  sendOf(
+    "stall",
+    Array.from({ length: 10_000 }, (_, i) => ({ body: BODY_2400, message_id: `m${i}` })),
+  ),
+);
+const propsSend = once(() =>
+  sendOf(
+    "stall",
+    Array.from({ length: 10_000 }, () => ({ body: "", properties: PROPS_24 })),
+  ),
+);
+
+/** Receives every message of `queue` (256 a call) and completes them all in CompleteBatch calls of 10,000. */
+async function completeAll(post: Post, queue: string): Promise<number> {
+  const locked: { seq_number: number; lock_token: string }[] = [];
+  for (;;) {
+    const got = await post(`${RPC}/Receive`, JSON.stringify({ queue, max_messages: 256 }));
+    expect(200, got, "Receive");
+    const { messages } = JSON.parse(got.text) as {
+      messages: { seq_number: number; lock_token: string }[] | null;
+    };
+    if (!messages?.length) break;
+    for (const m of messages) locked.push({ seq_number: m.seq_number, lock_token: m.lock_token });
+  }
+  for (let i = 0; i < locked.length; i += 10_000) {
+    const got = await post(
+      `${RPC}/CompleteBatch`,
+      JSON.stringify({ queue, messages: locked.slice(i, i + 10_000) }),
+    );
+    expect(200, got, "CompleteBatch");
+  }
+  return locked.length;
+}
+
+/** The maximal allowed requests: each stored or settled whole. */
+export const MAXIMAL: Load[] = [
+  {
+    name: "Send 10,000 × 2.4 KiB bodies (32 MiB)",
+    run: async (post) => {
+      for (let i = 0; i < 3; i++) expect(200, await post(`${RPC}/Send`, bigSend()), "Send");
+    },
+  },
+  {
+    name: "Send 10,000 × 24 properties (240,000 entries)",
+    run: async (post) => {
+      for (let i = 0; i < 3; i++) expect(200, await post(`${RPC}/Send`, propsSend()), "Send");
+    },
+  },
+  {
+    name: "CompleteBatch 10,000",
+    // The receives that lock them are small requests; the CompleteBatch calls are the maximal ones.
+    run: async (post) => {
+      expect(200, await post(`${RPC}/Send`, bigSend()), "Send");
+      if ((await completeAll(post, "stall")) < 10_000) throw new Error("fewer than 10,000 locked");
+    },
+  },
+  {
+    name: "Peek of 1 MiB messages (a 32 MiB answer)",
+    run: async (post) => {
+      for (let i = 0; i < 3; i++) {
+        const got = await post(`${RPC}/Peek`, JSON.stringify({ queue: "large", max: 1000 }));
+        expect(200, got, "Peek");
+      }
+    },
+  },
+];
+
+const over = (n: number, item: string) => `{"queue":"stall","messages":[${`${item},`.repeat(n - 1)}${item}]}`;
+
+/** The attacks over the caps: each must be refused (400/413) without the work it asks for. */
+export const HOSTILE: Load[] = [
+  {
+    name: "CompleteBatch of 4,000,000 {} (11 MB)",
+    run: async (post) =>
+      expect(400, await post(`${RPC}/CompleteBatch`, over(4_000_000, "{}")), "CompleteBatch"),
+  },
+  {
+    name: "Send of 1,000,000 {} (2.9 MB)",
+    run: async (post) => expect(400, await post(`${RPC}/Send`, over(1_000_000, "{}")), "Send"),
+  },
+  {
+    name: "JSON nested 8,000,000 levels",
+    run: async (post) =>
+      expect(400, await post(`${RPC}/Send`, `{"queue":"stall","messages":${"[".repeat(8_000_000)}`), "Send"),
+  },
+  {
+    name: "2,000 messages × 1,000 properties",
+    run: async (post) => {
+      const props = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`k${i}`, "v"]));
+      const body = sendOf(
+        "stall",
+        Array.from({ length: 2000 }, () => ({ properties: props })),
+      );
+      expect(400, await post(`${RPC}/Send`, body), "Send");
+    },
+  },
+  {
+    name: "a 33 MiB body",
+    // The server answers from the Content-Length and closes the connection without reading the
+    // body: the client's write may fail after the answer, which is the refusal working.
+    run: async (post) => expect(413, await post(`${RPC}/Send`, "x".repeat(33 * 2 ** 20), true), "Send"),
+  },
+];
+
+/** A POST whose answer may come before the body is written (a write error after it is ignored). */
+function postUnread(url: string, headers: Record<string, string>, body: string) {
+  return new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = request(url, {
+      method: "POST",
+      headers: { ...headers, "content-length": Buffer.byteLength(body) },
+    });
+    req.on("response", (res) => {
+      let text = "";
+      res.on("data", (d) => (text += d));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on("error", reject);
+    });
+    req.on("error", (err) => reject(err));
+    req.end(body);
+  });
+}
+
+/** The server's resident memory, MB (Linux: /proc). */
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+}
+
+/**
+ * The probe, in a thread of its own so that what this process does meanwhile (building a request,
+ * reading a 44 MiB answer) does not count: `/healthz` every 2 ms and the server's RSS beside it,
+ * until told to stop; then its round trips (ms) and the largest RSS (MB).
+ */
+const PROBE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const { readFileSync } = require("node:fs");
+const rss = () => Number(/VmRSS:\\s+(\\d+)/.exec(readFileSync("/proc/" + workerData.pid + "/status", "utf8"))[1]) / 1024;
+let on = true;
+parentPort.once("message", () => { on = false; });
+(async () => {
+  const times = [];
+  let peakMb = rss();
+  while (on) {
+    const started = performance.now();
+    await (await fetch(workerData.url + "/healthz")).text();
+    times.push(performance.now() - started);
+    peakMb = Math.max(peakMb, rss());
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  parentPort.postMessage({ times, peakMb });
+})();
+`;
+
+/** `/healthz` round trips (ms) and the server's largest RSS (MB) while `during` runs. */
+async function probe(
+  url: string,
+  pid: number,
+  during: () => Promise<void>,
+): Promise<{ times: number[]; peakMb: number }> {
+  const worker = new Worker(PROBE, { eval: true, workerData: { url, pid } });
+  const result = new Promise<{ times: number[]; peakMb: number }>((resolve, reject) => {
+    worker.once("message", resolve);
+    worker.once("error", reject);
+  });
+  await sleep(50);
+  try {
+    await during();
+  } finally {
+    worker.postMessage("stop");
+  }
+  const out = await result;
+  await worker.terminate();
+  return out;
+}
+
+const IDLE = "nothing else (baseline)";
+
+/**
+ * Round by round: the idle probe, then each maximal load; then, once, every hostile request in
+ * turn (the allowed maxima again, and the attacks) with the server's RSS beside its baseline.
+ */
+export async function measureStall(
+  rec: Recorder,
+  server: { url: string; pid: number; token: string },
+): Promise<void> {
+  const headers = { authorization: `Bearer ${server.token}`, "content-type": "application/json" };
+  const post: Post = async (path, body, unread) => {
+    if (unread) return postUnread(`${server.url}${path}`, headers, body);
+    const res = await fetch(`${server.url}${path}`, { method: "POST", headers, body });
+    return { status: res.status, text: await res.text() };
+  };
+  const reset = async () => {
+    await post("/mqlite.v1.AdminService/DeleteQueue", JSON.stringify({ name: "stall" }));
+    expect(
+      200,
+      await post("/mqlite.v1.AdminService/CreateQueue", JSON.stringify({ name: "stall" })),
+      "CreateQueue",
+    );
+  };
+  await reset();
+  expect(
+    200,
+    await post("/mqlite.v1.AdminService/CreateQueue", JSON.stringify({ name: "large" })),
+    "CreateQueue",
+  );
+  const mib = Buffer.alloc(2 ** 20 - 64, 9).toString("base64");
+  for (let i = 0; i < 34; i++)
+    expect(200, await post(`${RPC}/Send`, sendOf("large", [{ body: mib }])), "Send");
+  // Memory first, on a server that has served nothing big yet: every hostile request once, the
+  // peak RSS beside the baseline taken before them.
+  await sleep(1000);
+  const baseline = rssMb(server.pid);
+  const memGroup = "Server memory through every hostile request";
+  let worst = 0;
+  for (const load of [...MAXIMAL, ...HOSTILE]) {
+    const started = performance.now();
+    const { times, peakMb } = await probe(server.url, server.pid, () => load.run(post));
+    const ms = performance.now() - started;
+    await reset();
+    worst = Math.max(worst, peakMb - baseline);
+    rec.add({
+      group: memGroup,
+      scenario: load.name,
+      system: "peak RSS over the baseline",
+      value: peakMb - baseline,
+      rounds: [peakMb - baseline],
+      unit: "MB",
+      better: "lower",
+      note: `${ms.toFixed(0)} ms, /healthz max ${Math.max(...times).toFixed(1)} ms`,
+    });
+  }
+  await sleep(1000);
+  rec.add({
+    group: memGroup,
+    scenario: "after the run (1 s later)",
+    system: "RSS over the baseline",
+    value: rssMb(server.pid) - baseline,
+    rounds: [rssMb(server.pid) - baseline],
+    unit: "MB",
+    better: "lower",
+  });
+  rec.note(
+    `Server RSS baseline ${baseline.toFixed(0)} MB; the largest peak over it through every hostile request: ${worst.toFixed(0)} MB.`,
+  );
+
+  // The memory run was the warm-up: the code paths are compiled and the pages cached.
+
+  const figures = new Map<string, { p50: number[]; p99: number[]; max: number[] }>();
+  const keep = (name: string, times: number[]) => {
+    const f = figures.get(name) ?? { p50: [], p99: [], max: [] };
+    f.p50.push(median(times));
+    f.p99.push(percentile(times, 99));
+    f.max.push(Math.max(...times));
+    figures.set(name, f);
+  };
+  for (let r = 0; r < ROUNDS; r++) {
+    keep(IDLE, (await probe(server.url, server.pid, () => sleep(2000))).times);
+    for (const load of MAXIMAL) {
+      keep(load.name, (await probe(server.url, server.pid, () => load.run(post))).times);
+      await reset();
+    }
+  }
+  const group = "/healthz while maximal requests run (server in its own process)";
+  for (const stat of ["p50", "p99", "max"] as const) {
+    for (const [name, f] of figures) {
+      rec.add({
+        group,
+        scenario: `/healthz ${stat}`,
+        system: name === IDLE ? IDLE : `during ${name}`,
+        value: median(f[stat]),
+        rounds: f[stat],
+        unit: "ms",
+        better: "lower",
+        ...(name !== IDLE && { vs: IDLE }),
+      });
+    }
+  }
+}
