@@ -95,7 +95,6 @@ export class SandboxProcess {
 
   /** Whether the process keeps the worker's process alive: only while it runs a job. */
   hold(held: boolean): void {
-    if (!this.alive) return;
     if (held) {
       this.child.ref();
       this.child.channel?.ref();
@@ -150,7 +149,11 @@ export class SandboxProcess {
 
   /** Ends the process at once (SIGKILL: a busy loop never reads a gentler signal). */
   kill(): void {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGKILL");
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      // Held until it is gone, so that whoever awaits `exited` sees it.
+      this.hold(true);
+      this.child.kill("SIGKILL");
+    }
     this.alive = false;
   }
 
