@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { once } from "node:events";
 import { resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
@@ -11,6 +12,8 @@ import {
   QueueError,
   type SandboxedHandler,
 } from "../../src/jobs/index.js";
+import { collectLines, spawnChild } from "../support/child.js";
+import { tempDir } from "../support/temp.js";
 import { JOB_BROKER_SUBJECTS, type JobBroker } from "./broker-subjects.js";
 import { eventually, tempQueue } from "./helpers.js";
 
@@ -166,6 +169,28 @@ describe("jobs: sandboxed handlers in depth (embedded)", () => {
     }
     assert.ok(!isAlive(pids[2]!), "close() ended the idle sandbox");
   });
+
+  for (const mode of ["exit", "throw"]) {
+    it(`a worker process that ends (${mode}) takes its looping sandbox with it`, async () => {
+      const tmp = tempDir("mqlite-sandbox-");
+      let pid = 0;
+      try {
+        const child = spawnChild("sandbox-worker-child.ts", [tmp.file("jobs.db"), mode]);
+        const lines: string[] = [];
+        // Not the end of its output: a sandbox left behind would hold the worker's stdout open.
+        const exited = once(child, "exit");
+        void collectLines(child, (line) => lines.push(line));
+        const [code] = await exited;
+        assert.equal(code, mode === "exit" ? 0 : 1);
+        pid = Number(lines.find((l) => l.startsWith("SANDBOX "))?.slice(8));
+        assert.ok(pid > 0, `the sandbox's pid was printed: ${lines.join("\n")}`);
+        await eventually(() => !isAlive(pid), 5000, "the sandbox gone with its worker");
+      } finally {
+        if (pid > 0 && isAlive(pid)) process.kill(pid, "SIGKILL");
+        tmp.cleanup();
+      }
+    });
+  }
 
   it("a native abort and an uncaught exception each fail the attempt only", async () => {
     await withQueue(

@@ -42,6 +42,17 @@ function sandboxExecArgv(): string[] {
   return out;
 }
 
+/** Every sandbox process alive in this process. */
+const live = new Set<ChildProcess>();
+
+/**
+ * When the worker's process exits (normally or through an uncaught error), its sandboxes go with
+ * it: an idle one would notice on its own, a busy one may be stuck in a loop and never would.
+ */
+function killAllAtExit(): void {
+  for (const child of live) child.kill("SIGKILL");
+}
+
 /** The job a sandbox runs now. */
 interface Running {
   ctx: JobContext;
@@ -70,9 +81,12 @@ export class SandboxProcess {
       stdio: ["ignore", "inherit", "inherit", "ipc"],
       execArgv: sandboxExecArgv(),
     });
+    if (!process.listeners("exit").includes(killAllAtExit)) process.on("exit", killAllAtExit);
+    live.add(this.child);
     this.exited = new Promise<void>((resolve) => {
       // "close" rather than "exit": it comes after the last message (a crash's report) was read.
       this.child.once("close", (code, signal) => {
+        live.delete(this.child);
         this.gone(
           new SandboxCrashedError(code, signal, this.fatal && `${this.fatal.name}: ${this.fatal.message}`),
         );
@@ -81,8 +95,10 @@ export class SandboxProcess {
       // A process that could not start (or be signalled) ends here, without an "exit".
       this.child.once("error", (err) => {
         this.gone(err);
-        if (this.child.pid === undefined) resolve();
-        else this.kill();
+        if (this.child.pid === undefined) {
+          live.delete(this.child);
+          resolve();
+        } else this.kill();
       });
     });
     this.child.on("message", (m: FromSandbox) => this.onMessage(m));
