@@ -295,13 +295,15 @@ describe("jobs: sandboxed handlers in depth (embedded)", () => {
     );
   });
 
-  it("accepts absolute paths and file URLs; a missing export fails the attempt with SandboxLoadError", async () => {
+  it("accepts absolute paths, file URLs and CommonJS files; a missing export fails the attempt with SandboxLoadError", async () => {
     await withQueue(
       (q) =>
         q
           .task("abs", { file: resolve(HANDLERS), export: "add" })
           .task("url", { file: pathToFileURL(resolve(GREET)) })
           .task("urlText", { file: pathToFileURL(resolve(HANDLERS)).href, export: "add" })
+          .task("cjs", { file: "test/fixtures/sandbox/legacy.cjs" })
+          .task("cjsNamed", { file: "test/fixtures/sandbox/legacy.cjs", export: "triple" })
           .task("missing", { file: HANDLERS, export: "notAFunction" }, { maxRetries: 0 }),
       async (queue) => {
         assert.equal(await queue.result(await queue.enqueue("abs", [1, 2]), { timeoutMs: 20_000 }), 3);
@@ -310,6 +312,8 @@ describe("jobs: sandboxed handlers in depth (embedded)", () => {
           /^hello bo from/,
         );
         assert.equal(await queue.result(await queue.enqueue("urlText", [5, 5]), { timeoutMs: 20_000 }), 10);
+        assert.equal(await queue.result(await queue.enqueue("cjs", [21]), { timeoutMs: 20_000 }), 42);
+        assert.equal(await queue.result(await queue.enqueue("cjsNamed", [5]), { timeoutMs: 20_000 }), 15);
         const missing = await queue.enqueue("missing", []);
         await assert.rejects(queue.result(missing, { timeoutMs: 20_000 }), JobFailedError);
         const [error] = await attemptErrors(queue, missing);
