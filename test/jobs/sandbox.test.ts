@@ -109,11 +109,13 @@ for (const subject of JOB_BROKER_SUBJECTS) {
     it("an infinite loop is killed at its timeout and the next job is served", async () => {
       n++;
       const queue = new QueueClass({ broker: b.broker, namespace: `sb${n}` })
-        .task("spin", sandboxed("spin"), { timeoutMs: 1500, maxRetries: 0 })
-        .task("spinFirst", sandboxed("spinFirst"), { ...fast, timeoutMs: 1500 })
+        .task("spin", sandboxed("spin"), { timeoutMs: 3000, maxRetries: 0 })
+        .task("spinFirst", sandboxed("spinFirst"), { ...fast, timeoutMs: 3000 })
         .task("add", sandboxed("add"));
-      const worker = queue.runWorker({ concurrency: 2 });
+      // One at a time, so that the warm-up's process (its module loaded) runs the loop.
+      const worker = queue.runWorker({ concurrency: 1 });
       try {
+        assert.equal(await queue.result(await queue.enqueue("add", [1, 1]), { timeoutMs: 20_000 }), 2);
         const spin = await queue.enqueue("spin", []);
         const pid = await loggedPid(queue, spin);
         await assert.rejects(queue.result(spin, { timeoutMs: 20_000 }), JobFailedError);
@@ -123,8 +125,8 @@ for (const subject of JOB_BROKER_SUBJECTS) {
         );
         await eventually(() => !isAlive(pid), 5000, "the looping sandbox killed");
         const again = await queue.enqueue("spinFirst", []);
-        assert.equal(await queue.result(again, { timeoutMs: 20_000 }), "recovered on attempt 2");
-        assert.equal(await queue.result(await queue.enqueue("add", [1, 1]), { timeoutMs: 20_000 }), 2);
+        assert.equal(await queue.result(again, { timeoutMs: 30_000 }), "recovered on attempt 2");
+        assert.equal(await queue.result(await queue.enqueue("add", [2, 2]), { timeoutMs: 20_000 }), 4);
       } finally {
         await worker.stop();
         await queue.close();
@@ -248,6 +250,29 @@ describe("jobs: sandboxed handlers in depth (embedded)", () => {
         );
       },
     );
+  });
+
+  it("refuses a currentJob() call made after its handler returned, even while the process runs the next job", async () => {
+    const t = tempQueue();
+    const queue = t.queue.task("strayLog", sandboxed("strayLog")).task("readStray", sandboxed("readStray"));
+    queue.runWorker({ concurrency: 1 });
+    try {
+      const first = await queue.enqueue("strayLog", []);
+      assert.equal(await queue.result(first, { timeoutMs: 20_000 }), "returned");
+      const second = await queue.enqueue("readStray", []);
+      assert.equal(
+        await queue.result(second, { timeoutMs: 20_000 }),
+        "QueueError: currentJob() was called after its handler returned: the job is over",
+      );
+      assert.deepEqual(
+        (await queue.getJobLogs(second)).logs,
+        [],
+        "the late line did not land on the next job",
+      );
+      assert.deepEqual((await queue.getJobLogs(first)).logs, []);
+    } finally {
+      await t.cleanup();
+    }
   });
 
   it("a flow's sandboxed parent reads its children's results", async () => {

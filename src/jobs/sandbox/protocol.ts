@@ -28,6 +28,8 @@ export interface WireError {
 /** Worker → sandbox: run one job. */
 export interface RunMessage {
   type: "run";
+  /** Names the run in its forwarded calls (a late call of a finished job is refused). */
+  runId: number;
   href: string;
   exportName: string;
   serializer: SerializerRef;
@@ -56,6 +58,7 @@ export interface DoneMessage {
 /** Sandbox → worker: a `currentJob()` call to run against the job. */
 export interface CallMessage {
   type: "call";
+  runId: number;
   id: number;
   method: ForwardedCall;
   args: unknown[];

@@ -64,14 +64,19 @@ async function handlerFor(href: string, exportName: string): Promise<Handler> {
 }
 
 /** Asks the worker to run a `currentJob()` call against the job; resolves with its value. */
-function forward(serializer: Serializer, method: ForwardedCall, args: unknown[]): Promise<unknown> {
+function forward(
+  runId: number,
+  serializer: Serializer,
+  method: ForwardedCall,
+  args: unknown[],
+): Promise<unknown> {
   const id = nextCallId++;
   return new Promise((resolve, reject) => {
     pending.set(id, (reply) => {
       if (!reply.ok) reject(fromWireError(reply.error ?? { name: "Error", message: "failed" }));
       else resolve(reply.value === undefined ? undefined : serializer.deserialize(reply.value));
     });
-    send({ type: "call", id, method, args });
+    send({ type: "call", runId, id, method, args });
   });
 }
 
@@ -83,7 +88,7 @@ async function run(m: RunMessage): Promise<void> {
     const call =
       (method: ForwardedCall) =>
       (...args: unknown[]) =>
-        forward(serializer, method, args);
+        forward(m.runId, serializer, method, args);
     const ctx: JobContext = {
       ...m.job,
       // Timeouts and cancellations kill this process rather than abort the signal.

@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { JobContext } from "../context.js";
+import { QueueError } from "../errors.js";
 import type { Serializer } from "../serializer.js";
 import { SandboxCrashedError } from "./errors.js";
 import {
@@ -42,6 +43,8 @@ function sandboxExecArgv(): string[] {
   return out;
 }
 
+const STALE_CALL = "currentJob() was called after its handler returned: the job is over";
+
 /** Every sandbox process alive in this process. */
 const live = new Set<ChildProcess>();
 
@@ -55,6 +58,7 @@ function killAllAtExit(): void {
 
 /** The job a sandbox runs now. */
 interface Running {
+  runId: number;
   ctx: JobContext;
   serializer: Serializer;
   settle(outcome: { ok: true; value: Uint8Array } | { ok: false; error: unknown }): void;
@@ -71,6 +75,7 @@ export class SandboxProcess {
   private readonly child: ChildProcess;
   private running: Running | undefined;
   private fatal: WireError | undefined;
+  private runs = 0;
   private alive = true;
   /** Resolves once the process is gone. */
   readonly exited: Promise<void>;
@@ -93,7 +98,7 @@ export class SandboxProcess {
         resolve();
       });
       // A process that could not start (or be signalled) ends here, without an "exit".
-      this.child.once("error", (err) => {
+      this.child.on("error", (err) => {
         this.gone(err);
         if (this.child.pid === undefined) {
           live.delete(this.child);
@@ -126,7 +131,7 @@ export class SandboxProcess {
    * (timeout or cancellation), which kills the process.
    */
   run(
-    message: Omit<RunMessage, "type">,
+    message: Omit<RunMessage, "type" | "runId">,
     ctx: JobContext,
     serializer: Serializer,
     signal: AbortSignal,
@@ -137,6 +142,7 @@ export class SandboxProcess {
         running.settle({ ok: false, error: signal.reason });
       };
       const running: Running = {
+        runId: ++this.runs,
         ctx,
         serializer,
         settle: (outcome) => {
@@ -159,7 +165,7 @@ export class SandboxProcess {
         return;
       }
       signal.addEventListener("abort", onAbort, { once: true });
-      this.send({ type: "run", ...message });
+      this.send({ type: "run", runId: running.runId, ...message });
     });
   }
 
@@ -192,6 +198,11 @@ export class SandboxProcess {
       return;
     }
     const running = this.running;
+    if (m.type === "call" && running?.runId !== m.runId) {
+      // Made after its handler returned (from a timer, say): its job is over.
+      this.send({ type: "reply", id: m.id, ok: false, error: toWireError(new QueueError(STALE_CALL)) });
+      return;
+    }
     if (!running) return;
     if (m.type === "done") {
       if (m.ok) running.settle({ ok: true, value: m.value ?? new Uint8Array(0) });
