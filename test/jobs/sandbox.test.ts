@@ -12,6 +12,7 @@ import {
   QueueError,
   type SandboxedHandler,
 } from "../../src/jobs/index.js";
+import { SandboxPool } from "../../src/jobs/sandbox/pool.js";
 import { collectLines, spawnChild } from "../support/child.js";
 import { tempDir } from "../support/temp.js";
 import { JOB_BROKER_SUBJECTS, type JobBroker } from "./broker-subjects.js";
@@ -151,6 +152,27 @@ describe("jobs: sandboxed handlers in depth (embedded)", () => {
       await t.cleanup();
     }
   }
+
+  it("ends a sandbox left idle for the pool's idle time", async () => {
+    const pool = new SandboxPool(300);
+    const sandbox = pool.acquire();
+    // An idle sandbox and its timer keep no process alive: hold this one while the test waits.
+    const hold = setInterval(() => {}, 1000);
+    try {
+      const pid = sandbox.pid!;
+      assert.ok(isAlive(pid));
+      pool.release(sandbox);
+      assert.equal(pool.size, 1, "parked, not ended");
+      assert.equal(pool.acquire(), sandbox, "an idle sandbox is taken again");
+      pool.release(sandbox);
+      await sandbox.exited;
+      assert.equal(pool.size, 0);
+      assert.ok(!isAlive(pid), "the idle process was ended");
+    } finally {
+      clearInterval(hold);
+      await pool.close();
+    }
+  });
 
   it("reuses an idle sandbox for the next job, replaces a crashed one, and ends them at close", async () => {
     const pids: number[] = [];

@@ -99,14 +99,20 @@ export class SandboxProcess {
       });
       // A process that could not start (or be signalled) ends here, without an "exit".
       this.child.on("error", (err) => {
+        const first = this.alive;
         this.gone(err);
         if (this.child.pid === undefined) {
           live.delete(this.child);
           resolve();
-        } else this.kill();
+        } else if (first) this.kill();
       });
     });
     this.child.on("message", (m: FromSandbox) => this.onMessage(m));
+  }
+
+  /** The process id (undefined when it could not start). */
+  get pid(): number | undefined {
+    return this.child.pid;
   }
 
   /** True while the process may take a job. */
@@ -149,7 +155,8 @@ export class SandboxProcess {
           if (this.running !== running) return;
           this.running = undefined;
           signal.removeEventListener("abort", onAbort);
-          this.hold(false);
+          // A live process waits unheld for its next job; a dying one stays held until it is gone.
+          if (this.alive) this.hold(false);
           if (outcome.ok) resolve(outcome.value);
           else reject(outcome.error);
         },
