@@ -31,6 +31,9 @@ export {
 export { type EventMeta, QueueEvents, type QueueEventsOptions } from "./queue-events.js";
 export type { RateLimit } from "./rate-limit.js";
 export type { KeepJobs } from "./retention.js";
+export { SandboxCrashedError, SandboxLoadError } from "./sandbox/errors.js";
+export { SANDBOX_IDLE_MS } from "./sandbox/pool.js";
+export type { SandboxedHandler } from "./sandbox/target.js";
 export { deserializeCall, JsonSerializer, type Serializer, serializeCall } from "./serializer.js";
 export type * from "./topic-types.js";
 export type * from "./types.js";

@@ -17,6 +17,8 @@ import { type PeriodicSchedule, PeriodicScheduler } from "./periodic.js";
 import { parseRateLimit } from "./rate-limit.js";
 import { peekResult, waitForResult } from "./results.js";
 import { applyRetention, hasRetention, startRetentionSweep, validateKeep } from "./retention.js";
+import { closeSandboxes, sandboxedTaskHandler } from "./sandbox/pool.js";
+import { isSandboxedHandler, type SandboxedHandler } from "./sandbox/target.js";
 import { JsonSerializer } from "./serializer.js";
 import type {
   DeclaredTopic,
@@ -158,14 +160,18 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
 
   // --- tasks, middleware, events ------------------------------------------------------------------
 
-  /** Registers (or replaces) a task. Returns the queue, typed so `enqueue` knows the task's arguments. */
+  /**
+   * Registers (or replaces) a task. Returns the queue, typed so `enqueue` knows the task's arguments.
+   * The handler is a function, or `{ file }`: a module whose handler runs in a sandbox process.
+   */
   task<N extends string, H extends TaskHandler>(
     name: N,
-    handler: H,
+    handler: H | SandboxedHandler,
     options: TaskOptions = {},
   ): Queue<T & Record<N, H>> {
     if (typeof name !== "string" || name.length === 0) throw new QueueError("a task name is required");
-    if (typeof handler !== "function") throw new QueueError(`task "${name}" needs a handler function`);
+    const run = isSandboxedHandler(handler) ? sandboxedTaskHandler(this.core, name, handler) : handler;
+    if (typeof run !== "function") throw new QueueError(`task "${name}" needs a handler function`);
     for (const key of ["maxRetries", "timeoutMs", "maxConcurrent", "resultTtlMs"] as const) {
       const v = options[key];
       if (v !== undefined && (!Number.isFinite(v) || v < 0))
@@ -176,7 +182,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     validateBackoff(options.retryBackoff);
     validateKeep(options.keepCompleted, "keepCompleted");
     validateKeep(options.keepDead, "keepDead");
-    const task: RegisteredTask = { name, handler, options: { ...options } };
+    const task: RegisteredTask = { name, handler: run, options: { ...options } };
     if (options.rateLimit !== undefined) task.rate = parseRateLimit(options.rateLimit);
     this.core.tasks.set(name, task);
     this.core.tasksVersion++;
@@ -622,6 +628,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     if (!this.closing) {
       this.closing = (async () => {
         await this.shutdown();
+        await closeSandboxes(this.core);
         await this.recorder?.flush();
         await this.release?.();
       })();
