@@ -70,7 +70,9 @@ export async function postgresSubject(options: SubjectOptions = {}): Promise<Sub
         }),
       count: (id) =>
         broker.tx(async (t) => {
-          const rows = await t.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE id = $1`, [id]);
+          const rows = await t.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE id = $1`, [
+            id,
+          ]);
           return rows[0]!.n;
         }),
     },

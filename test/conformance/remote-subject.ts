@@ -68,7 +68,6 @@ export async function remoteSubject(options: SubjectOptions = {}): Promise<Subje
     subject.restart = async () => {
       await stop();
       await start();
-  const peers = dir ? sqlitePeers(path, clock, options.exclusive ?? false) : undefined;
       subject.broker = client;
     };
     // The served file itself: a newer schema, another process on it, the outbox of the broker the

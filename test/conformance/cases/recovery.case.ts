@@ -46,7 +46,11 @@ cases((factory, traits) => {
         const nodes = [s.broker, await s.openPeer!(), await s.openPeer!()];
         const sent = await s.broker.send("q", [{ body: "a" }, { body: "b" }, { body: "c" }]);
         const got = await Promise.all(nodes.map((n) => receiveOne(n, "q")));
-        assert.deepEqual(seqs(got).sort((x, y) => x - y), sent, "each node claimed a different message");
+        assert.deepEqual(
+          seqs(got).sort((x, y) => x - y),
+          sent,
+          "each node claimed a different message",
+        );
         await Promise.all(got.map((m, i) => nodes[i]!.complete("q", m.seqNumber, m.lockToken)));
         assert.equal((await s.broker.stats("q")).total, 0);
       });
@@ -58,7 +62,11 @@ cases((factory, traits) => {
       s = await factory({ durable: true });
       const built = traits.store === "file" ? LATEST_SCHEMA_VERSION : PG_SCHEMA_VERSION;
       assert.equal((await s.broker.status()).schemaVersion, String(built));
-      await fails(s.restartAtSchemaVersion!(built + 1), SchemaVersionMismatchError, "schema_version_mismatch");
+      await fails(
+        s.restartAtSchemaVersion!(built + 1),
+        SchemaVersionMismatchError,
+        "schema_version_mismatch",
+      );
     });
   });
 
