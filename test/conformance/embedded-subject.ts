@@ -5,6 +5,7 @@ import { silentLogger } from "../../src/engine/logger.js";
 import { openBroker } from "../../src/engine/open.js";
 import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { ManualClock } from "../../src/store/clock.js";
+import { sqliteOutbox, sqlitePeers, writeSqliteSchemaVersion } from "./sqlite-store.js";
 import type { Subject, SubjectOptions } from "./subject.js";
 
 /**
@@ -22,8 +23,10 @@ export async function embeddedSubject(options: SubjectOptions = {}): Promise<Sub
       logger: silentLogger,
       dlqRetention: options.dlqRetention,
       maxMessageBytes: options.maxMessageBytes,
+      exclusive: options.exclusive,
     });
   let broker: SqliteBroker = await open();
+  const peers = dir ? sqlitePeers(path, clock, options.exclusive ?? false) : undefined;
   const subject: Subject = {
     broker,
     clock,
@@ -31,6 +34,7 @@ export async function embeddedSubject(options: SubjectOptions = {}): Promise<Sub
       await broker.runMaintenanceOnce();
     },
     close: async () => {
+      await peers?.close();
       await broker.close();
       if (dir) rmSync(dir, { recursive: true, force: true });
     },
@@ -41,6 +45,14 @@ export async function embeddedSubject(options: SubjectOptions = {}): Promise<Sub
       broker = await open();
       subject.broker = broker;
     };
+    subject.restartAtSchemaVersion = async (version) => {
+      await broker.close();
+      writeSqliteSchemaVersion(path, version);
+      broker = await open();
+      subject.broker = broker;
+    };
+    subject.openPeer = peers!.open;
+    subject.outbox = sqliteOutbox(() => broker);
   }
   return subject;
 }

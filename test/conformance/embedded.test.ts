@@ -2,4 +2,4 @@ import "./all-cases.js";
 import { embeddedSubject } from "./embedded-subject.js";
 import { runConformance } from "./suite.js";
 
-runConformance(embeddedSubject);
+runConformance(embeddedSubject, { store: "file" });

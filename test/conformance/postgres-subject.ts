@@ -1,3 +1,4 @@
+import pg from "pg";
 import { silentLogger } from "../../src/engine/logger.js";
 import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
 import { ManualClock } from "../../src/store/clock.js";
@@ -23,6 +24,8 @@ export async function postgresSubject(options: SubjectOptions = {}): Promise<Sub
       maxMessageBytes: options.maxMessageBytes,
     });
   let broker = await open();
+  const peers: PostgresBroker[] = [];
+  const table = `"${schema}".orders`;
   const subject: Subject = {
     broker,
     clock,
@@ -34,7 +37,47 @@ export async function postgresSubject(options: SubjectOptions = {}): Promise<Sub
       broker = await open();
       subject.broker = broker;
     },
+    restartAtSchemaVersion: async (version) => {
+      await broker.close();
+      const client = new pg.Client({ connectionString: PG_DSN });
+      await client.connect();
+      try {
+        await client.query(
+          `INSERT INTO "${schema}".schema_version (version, name, applied_at) VALUES ($1, 'future', 0)`,
+          [version],
+        );
+      } finally {
+        await client.end();
+      }
+      broker = await open();
+      subject.broker = broker;
+    },
+    openPeer: async () => {
+      const peer = await open();
+      peers.push(peer);
+      return peer;
+    },
+    outbox: {
+      setup: () =>
+        broker.tx(async (t) => {
+          await t.query(`CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY)`);
+        }),
+      place: (id, queue, body, fail) =>
+        broker.tx(async (t) => {
+          await t.query(`INSERT INTO ${table} (id) VALUES ($1)`, [id]);
+          await t.send(queue, { body });
+          if (fail) throw new Error("the order is refused after its message was sent");
+        }),
+      count: (id) =>
+        broker.tx(async (t) => {
+          const rows = await t.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE id = $1`, [
+            id,
+          ]);
+          return rows[0]!.n;
+        }),
+    },
     close: async () => {
+      for (const peer of peers.splice(0)) await peer.close();
       await broker.close();
       await dropSchema(schema);
     },

@@ -5,4 +5,4 @@ import { runConformance } from "./suite.js";
 
 // No server, no pass: this suite fails loudly rather than skip.
 await requirePostgres();
-runConformance(postgresSubject);
+runConformance(postgresSubject, { store: "server" });

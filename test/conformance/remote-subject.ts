@@ -8,6 +8,7 @@ import { openBroker } from "../../src/engine/open.js";
 import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
 import { ManualClock } from "../../src/store/clock.js";
+import { sqliteOutbox, sqlitePeers, writeSqliteSchemaVersion } from "./sqlite-store.js";
 import type { Subject, SubjectOptions } from "./subject.js";
 
 /**
@@ -23,6 +24,7 @@ export async function remoteSubject(options: SubjectOptions = {}): Promise<Subje
   let embedded: SqliteBroker;
   let server: RunningServer;
   let client: Broker;
+  let running = false;
   const start = async () => {
     embedded = await openBroker(path, {
       clock,
@@ -30,6 +32,7 @@ export async function remoteSubject(options: SubjectOptions = {}): Promise<Subje
       logger: silentLogger,
       dlqRetention: options.dlqRetention,
       maxMessageBytes: options.maxMessageBytes,
+      exclusive: options.exclusive,
     });
     server = await startServer({
       broker: embedded,
@@ -38,13 +41,17 @@ export async function remoteSubject(options: SubjectOptions = {}): Promise<Subje
       maxMessageBytes: options.maxMessageBytes,
     });
     client = connect(server.url);
+    running = true;
   };
   // The client first (it waits for its calls), then the server (which closes the broker).
   const stop = async () => {
+    if (!running) return;
+    running = false;
     await client.close();
     await server.close();
   };
   await start();
+  const peers = dir ? sqlitePeers(path, clock, options.exclusive ?? false) : undefined;
   const subject: Subject = {
     broker: client!,
     clock,
@@ -52,6 +59,7 @@ export async function remoteSubject(options: SubjectOptions = {}): Promise<Subje
       await embedded.runMaintenanceOnce();
     },
     close: async () => {
+      await peers?.close();
       await stop();
       if (dir) rmSync(dir, { recursive: true, force: true });
     },
@@ -62,6 +70,16 @@ export async function remoteSubject(options: SubjectOptions = {}): Promise<Subje
       await start();
       subject.broker = client;
     };
+    // The served file itself: a newer schema, another process on it, the outbox of the broker the
+    // server runs (a remote client has no transaction of its own).
+    subject.restartAtSchemaVersion = async (version) => {
+      await stop();
+      writeSqliteSchemaVersion(path, version);
+      await start();
+      subject.broker = client;
+    };
+    subject.openPeer = peers!.open;
+    subject.outbox = sqliteOutbox(() => embedded);
   }
   return subject;
 }

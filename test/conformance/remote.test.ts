@@ -2,4 +2,4 @@ import "./all-cases.js";
 import { remoteSubject } from "./remote-subject.js";
 import { runConformance } from "./suite.js";
 
-runConformance(remoteSubject);
+runConformance(remoteSubject, { store: "file" });

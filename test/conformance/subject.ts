@@ -13,6 +13,25 @@ export interface SubjectOptions {
    * close the broker and open a new one on the same data.
    */
   durable?: boolean;
+  /** Only with `durable: true` on a file store: hold the file exclusively (fail-fast for others). */
+  exclusive?: boolean;
+}
+
+/**
+ * The transactional outbox of a store: the application's own row and a send, written in one
+ * transaction. Each dialect has its own `tx` (SQLite synchronous, PostgreSQL awaited); a remote client
+ * has none, so the remote subject offers the one of the broker it serves.
+ */
+export interface Outbox {
+  /** Creates the application's table `orders(id text primary key)` in the store. */
+  setup(): Promise<void>;
+  /**
+   * In one transaction: inserts the order `id`, sends `body` to `queue`, and then throws if `fail`
+   * (so that nothing may commit).
+   */
+  place(id: string, queue: string, body: string, fail: boolean): Promise<void>;
+  /** How many orders with this id the store holds. */
+  count(id: string): Promise<number>;
 }
 
 /**
@@ -31,7 +50,28 @@ export interface Subject {
    * at the clock's now.
    */
   restart?(): Promise<void>;
+  /**
+   * Only with `durable: true`: closes the broker, writes `version` as the store's newest schema
+   * version (as a newer build would have), and opens the broker again, rejecting as open does.
+   */
+  restartAtSchemaVersion?(version: number): Promise<void>;
+  /**
+   * Only with `durable: true`: opens another broker on the same store, as another process would
+   * (closed with the subject). Rejects as that open does.
+   */
+  openPeer?(): Promise<Broker>;
+  /** Only with `durable: true`: the store's transactional outbox. */
+  outbox?: Outbox;
   close(): Promise<void>;
 }
 
 export type SubjectFactory = (options?: SubjectOptions) => Promise<Subject>;
+
+/** What kind of store is under a subject: the cases that differ by design by store branch on it. */
+export interface SubjectTraits {
+  /**
+   * `file`: a SQLite file (several processes may share it; `exclusive` makes a second opener fail
+   * fast). `server`: a database server (any number of nodes share it; there is no exclusive mode).
+   */
+  store: "file" | "server";
+}

@@ -1,7 +1,7 @@
-import type { SubjectFactory } from "./subject.js";
+import type { SubjectFactory, SubjectTraits } from "./subject.js";
 
 /** Every conformance case file registers its `describe` blocks through one of these. */
-export type CaseFile = (factory: SubjectFactory) => void;
+export type CaseFile = (factory: SubjectFactory, traits: SubjectTraits) => void;
 
 const files: CaseFile[] = [];
 
@@ -11,6 +11,6 @@ export function cases(file: CaseFile): void {
 }
 
 /** Runs every registered case file against one implementation. */
-export function runConformance(factory: SubjectFactory): void {
-  for (const file of files) file(factory);
+export function runConformance(factory: SubjectFactory, traits: SubjectTraits): void {
+  for (const file of files) file(factory, traits);
 }

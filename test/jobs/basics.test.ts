@@ -1,19 +1,16 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { NotesValidationError, Queue, QueueError } from "../../src/jobs/index.js";
 import { tempDir } from "../support/temp.js";
-import { eventually, sleep, tempQueue } from "./helpers.js";
+import { eventually, sleep } from "./helpers.js";
+import { onEverySubject } from "./subject-queues.js";
 
-describe("jobs: enqueue, results and inspection", () => {
-  let cleanup: () => Promise<void> = async () => {};
-  afterEach(() => cleanup());
-
+onEverySubject("jobs: enqueue, results and inspection", (s) => {
   it("runs a task and returns its result; the job records its fields", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
-    const queue = t.queue.task("add", (a: number, b: number) => a + b);
+    const fresh = s.queue();
+    const queue = fresh.task("add", (a: number, b: number) => a + b);
     queue.runWorker({ concurrency: 2 });
     const id = await queue.enqueue("add", [2, 3], { metadata: "m", notes: { b: 1, a: { z: 1, y: 2 } } });
     assert.equal(await queue.result(id), 5);
@@ -32,25 +29,10 @@ describe("jobs: enqueue, results and inspection", () => {
     assert.ok(job.result);
   });
 
-  it("creates the parent folders of dbPath, and accepts :memory:", async () => {
-    const tmp = tempDir();
-    const path = join(tmp.dir, "a", "b", "jobs.db");
-    const q = new Queue({ dbPath: path }).task("one", () => 1);
-    await q.enqueue("one", []);
-    assert.ok(existsSync(path));
-    await q.close();
-    tmp.cleanup();
-    const mem = new Queue({ dbPath: ":memory:" }).task("one", () => 1);
-    mem.runWorker();
-    assert.equal(await mem.result(await mem.enqueue("one", [])), 1);
-    await mem.close();
-  });
-
   it("runs higher priority first, and honours delayMs", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const fresh = s.queue();
     const order: string[] = [];
-    const queue = t.queue.task("rec", (name: string) => {
+    const queue = fresh.task("rec", (name: string) => {
       order.push(name);
     });
     await queue.enqueue("rec", ["low"], { priority: 1 });
@@ -64,9 +46,8 @@ describe("jobs: enqueue, results and inspection", () => {
   });
 
   it("uniqueKey returns the live job; the key frees once it finishes", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
-    const queue = t.queue.task("u", () => "done");
+    const fresh = s.queue();
+    const queue = fresh.task("u", () => "done");
     const a = await queue.enqueue("u", [], { uniqueKey: "k" });
     const b = await queue.enqueue("u", [], { uniqueKey: "k" });
     assert.equal(a, b);
@@ -79,9 +60,8 @@ describe("jobs: enqueue, results and inspection", () => {
   });
 
   it("validates notes: a plain object, at most 15 fields and 4 KiB", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
-    const queue = t.queue.task("n", () => {});
+    const fresh = s.queue();
+    const queue = fresh.task("n", () => {});
     const many = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`f${i}`, i]));
     await assert.rejects(queue.enqueue("n", [], { notes: many }), NotesValidationError);
     await assert.rejects(queue.enqueue("n", [], { notes: { big: "x".repeat(5000) } }), NotesValidationError);
@@ -94,9 +74,8 @@ describe("jobs: enqueue, results and inspection", () => {
   });
 
   it("enqueueMany keeps input order across queues; listJobs is newest first and filters", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
-    const queue = t.queue.task("a", () => {}).task("b", () => {});
+    const fresh = s.queue();
+    const queue = fresh.task("a", () => {}).task("b", () => {});
     const ids = await queue.enqueueMany("a", [{ args: [] }, { options: { queue: "other" } }, { args: [] }]);
     assert.equal(ids.length, 3);
     const bId = await queue.enqueue("b", []);
@@ -129,10 +108,9 @@ describe("jobs: enqueue, results and inspection", () => {
   });
 
   it("pauseQueue stops claims until resumeQueue", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const fresh = s.queue();
     let runs = 0;
-    const queue = t.queue.task("p", () => {
+    const queue = fresh.task("p", () => {
       runs++;
     });
     await queue.pauseQueue("default");
@@ -149,9 +127,8 @@ describe("jobs: enqueue, results and inspection", () => {
   });
 
   it("purgeCompleted deletes kept results; resultTtlMs 0 keeps nothing", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
-    const queue = t.queue.task("r", () => 7).task("gone", () => 8, { resultTtlMs: 0 });
+    const fresh = s.queue();
+    const queue = fresh.task("r", () => 7).task("gone", () => 8, { resultTtlMs: 0 });
     queue.runWorker();
     const id = await queue.enqueue("r", []);
     assert.equal(await queue.result(id), 7);
@@ -163,18 +140,32 @@ describe("jobs: enqueue, results and inspection", () => {
   });
 
   it("namespaces keep jobs apart", async () => {
-    const t = tempQueue({ namespace: "acme" });
-    cleanup = t.cleanup;
-    const other = new Queue({ dbPath: t.path, namespace: "globex" }).task("x", () => "globex");
-    const queue = t.queue.task("x", () => "acme");
+    const other = s.queue({ namespace: `${s.namespace}-globex` }, await s.second()).task("x", () => "globex");
+    const queue = s.queue({ namespace: `${s.namespace}-acme` }).task("x", () => "acme");
     const id = await queue.enqueue("x", []);
     other.runWorker();
     await sleep(150);
     assert.equal((await queue.getJob(id))?.status, "pending", "another namespace's worker does not claim it");
-    assert.equal((await queue.getJob(id))?.namespace, "acme");
+    assert.equal((await queue.getJob(id))?.namespace, `${s.namespace}-acme`);
     assert.deepEqual(await other.listJobs(), []);
     queue.runWorker();
     assert.equal(await queue.result(id), "acme");
-    await other.close();
+  });
+});
+
+// About SQLite files specifically: a path's folders are created, and `:memory:` works.
+describe("jobs: a queue on a SQLite location", () => {
+  it("creates the parent folders of dbPath, and accepts :memory:", async () => {
+    const tmp = tempDir();
+    const path = join(tmp.dir, "a", "b", "jobs.db");
+    const q = new Queue({ dbPath: path }).task("one", () => 1);
+    await q.enqueue("one", []);
+    assert.ok(existsSync(path));
+    await q.close();
+    tmp.cleanup();
+    const mem = new Queue({ dbPath: ":memory:" }).task("one", () => 1);
+    mem.runWorker();
+    assert.equal(await mem.result(await mem.enqueue("one", [])), 1);
+    await mem.close();
   });
 });

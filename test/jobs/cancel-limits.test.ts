@@ -1,15 +1,12 @@
 import assert from "node:assert/strict";
-import { afterEach, describe, it } from "node:test";
-import { currentJob, JobCancelledError, Queue } from "../../src/jobs/index.js";
-import { eventually, sleep, tempQueue } from "./helpers.js";
+import { it } from "node:test";
+import { currentJob, JobCancelledError } from "../../src/jobs/index.js";
+import { eventually, sleep } from "./helpers.js";
+import { onEverySubject } from "./subject-queues.js";
 
-describe("jobs: cancellation, rate limits and concurrency caps", () => {
-  let cleanup: () => Promise<void> = async () => {};
-  afterEach(() => cleanup());
-
+onEverySubject("jobs: cancellation, rate limits and concurrency caps", (s) => {
   it("cancels a pending job; a running one is not cancelled by cancelJob", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     const queue = t.queue.task("c", () => "ran");
     const cancelled: string[] = [];
     queue.on("job.cancelled", (e) => cancelled.push(e.jobId));
@@ -24,8 +21,7 @@ describe("jobs: cancellation, rate limits and concurrency caps", () => {
   });
 
   it("requestCancel aborts a running handler's signal; the job ends cancelled", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     let started: () => void = () => {};
     const running = new Promise<void>((r) => {
       started = r;
@@ -55,8 +51,7 @@ describe("jobs: cancellation, rate limits and concurrency caps", () => {
   });
 
   it("a cancel requested from another process reaches the handler through the heartbeat", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     let started: () => void = () => {};
     const running = new Promise<void>((r) => {
       started = r;
@@ -75,15 +70,14 @@ describe("jobs: cancellation, rate limits and concurrency caps", () => {
     await running;
     // Another Queue (think: another process) has no local handle on the running job.
     const { Queue: Q } = await import("../../src/jobs/index.js");
-    const elsewhere = new Q({ broker: await queue.broker() });
+    const elsewhere = new Q({ broker: await s.second(), namespace: s.namespace });
     assert.equal(await elsewhere.requestCancel(id), true);
     assert.equal(await elsewhere.isCancelRequested(id), true);
     await assert.rejects(queue.result(id, { timeoutMs: 5000 }), JobCancelledError);
   });
 
   it("rate-limited jobs wait without spending retries", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     const starts: number[] = [];
     const queue = t.queue.task(
       "limited",
@@ -109,8 +103,7 @@ describe("jobs: cancellation, rate limits and concurrency caps", () => {
   });
 
   it("maxConcurrent caps running jobs across workers", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     let now = 0;
     let peak = 0;
     const handler = async () => {
@@ -120,7 +113,7 @@ describe("jobs: cancellation, rate limits and concurrency caps", () => {
       now--;
     };
     const queue = t.queue.task("capped", handler, { maxConcurrent: 2 });
-    const second = new Queue({ dbPath: t.path }).task("capped", handler, { maxConcurrent: 2 });
+    const second = s.queue({}, await s.second()).task("capped", handler, { maxConcurrent: 2 });
     queue.runWorker({ concurrency: 8 });
     second.runWorker({ concurrency: 8 });
     const ids = await queue.enqueueMany(
@@ -134,8 +127,7 @@ describe("jobs: cancellation, rate limits and concurrency caps", () => {
   });
 
   it("currentJob reports progress", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     let release: () => void = () => {};
     const gate = new Promise<void>((r) => {
       release = r;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { afterEach, describe, it } from "node:test";
+import { it } from "node:test";
 import {
   currentJob,
   JobFailedError,
@@ -8,15 +8,12 @@ import {
   type OutcomeEvent,
   ResultTimeoutError,
 } from "../../src/jobs/index.js";
-import { eventually, tempQueue } from "./helpers.js";
+import { eventually } from "./helpers.js";
+import { onEverySubject } from "./subject-queues.js";
 
-describe("jobs: retries, backoff, timeouts and dead letters", () => {
-  let cleanup: () => Promise<void> = async () => {};
-  afterEach(() => cleanup());
-
+onEverySubject("jobs: retries, backoff, timeouts and dead letters", (s) => {
   it("retries with exponential backoff, then dead-letters with every attempt's error", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     const attempts: number[] = [];
     const queue = t.queue.task(
       "flaky",
@@ -61,8 +58,7 @@ describe("jobs: retries, backoff, timeouts and dead letters", () => {
   });
 
   it("a job waiting out its backoff is `failed`; pending again once due", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     let n = 0;
     const queue = t.queue.task(
       "once",
@@ -85,8 +81,7 @@ describe("jobs: retries, backoff, timeouts and dead letters", () => {
   });
 
   it("retryOn returning false dead-letters at once", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     class Fatal extends Error {}
     let runs = 0;
     const queue = t.queue.task(
@@ -108,8 +103,7 @@ describe("jobs: retries, backoff, timeouts and dead letters", () => {
   });
 
   it("a timeout aborts the signal and counts as a failed attempt", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     const reasons: unknown[] = [];
     let runs = 0;
     const queue = t.queue.task(
@@ -136,8 +130,7 @@ describe("jobs: retries, backoff, timeouts and dead letters", () => {
   });
 
   it("the timeout counts from the handler's start, its synchronous part included", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     const queue = t.queue.task(
       "busy",
       async () => {
@@ -159,8 +152,7 @@ describe("jobs: retries, backoff, timeouts and dead letters", () => {
   });
 
   it("the per-job options override the task's", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     let runs = 0;
     const queue = t.queue.task(
       "f",
@@ -180,8 +172,7 @@ describe("jobs: retries, backoff, timeouts and dead letters", () => {
   });
 
   it("result() times out, and knows unknown ids", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     const queue = t.queue.task("never", () => {});
     const id = await queue.enqueue("never", []);
     await assert.rejects(queue.result(id, { timeoutMs: 100 }), ResultTimeoutError);
@@ -190,8 +181,7 @@ describe("jobs: retries, backoff, timeouts and dead letters", () => {
   });
 
   it("retryDead re-runs with a fresh budget and keeps notes and metadata; deleteDead and purgeDead", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     let fail = true;
     const queue = t.queue.task(
       "d",

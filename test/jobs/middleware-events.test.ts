@@ -1,15 +1,12 @@
 import assert from "node:assert/strict";
-import { afterEach, describe, it } from "node:test";
-import { Queue, QueueError, TaskNotRegisteredError } from "../../src/jobs/index.js";
-import { eventually, sleep, tempQueue } from "./helpers.js";
+import { it } from "node:test";
+import { QueueError, TaskNotRegisteredError } from "../../src/jobs/index.js";
+import { eventually, sleep } from "./helpers.js";
+import { onEverySubject } from "./subject-queues.js";
 
-describe("jobs: middleware, events and workers", () => {
-  let cleanup: () => Promise<void> = async () => {};
-  afterEach(() => cleanup());
-
+onEverySubject("jobs: middleware, events and workers", (s) => {
   it("runs middleware hooks in order around attempts, and onEnqueue may change the job", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     const log: string[] = [];
     let n = 0;
     const queue = t.queue.task(
@@ -59,8 +56,7 @@ describe("jobs: middleware, events and workers", () => {
   });
 
   it("onEnqueue throwing refuses the job; onDeadLetter fires on dead-lettering", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     const dead: string[] = [];
     const queue = t.queue
       .task(
@@ -85,8 +81,7 @@ describe("jobs: middleware, events and workers", () => {
   });
 
   it("emits job and worker events; listWorkers shows the live workers", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     const events: string[] = [];
     const queue = t.queue.task("e", () => {});
     for (const e of [
@@ -121,8 +116,7 @@ describe("jobs: middleware, events and workers", () => {
   });
 
   it("stop() lets running handlers finish and settle", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     let finished = 0;
     const queue = t.queue.task("s", async () => {
       await sleep(150);
@@ -141,10 +135,9 @@ describe("jobs: middleware, events and workers", () => {
   });
 
   it("a worker reaped for missing heartbeats is reported once as worker.offline", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     const broker = await t.queue.broker();
-    await broker.heartbeat({ workerId: "ghost", queues: ["default"], status: "active" });
+    await broker.heartbeat({ workerId: `ghost-${s.namespace}`, queues: ["default"], status: "active" });
     const offline: string[] = [];
     t.queue.on("worker.offline", (e) => offline.push(e.workerId));
     // The ghost's heartbeat is 0 ms old: reap with a stale threshold of 0 through the broker itself.
@@ -155,16 +148,15 @@ describe("jobs: middleware, events and workers", () => {
     );
     assert.deepEqual(
       res.reaped.map((w) => w.workerId),
-      ["ghost"],
+      [`ghost-${s.namespace}`],
     );
     await broker.removeWorker("probe");
     assert.deepEqual(offline, []);
   });
 
   it("a job of a task without a handler here fails with TaskNotRegisteredError", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
-    const producer = new Queue({ dbPath: t.path });
+    const t = { queue: s.queue() };
+    const producer = s.queue({}, await s.second());
     const id = await producer.enqueue("unknown", [1], { maxRetries: 0 });
     t.queue.runWorker();
     await assert.rejects(t.queue.result(id));

@@ -26,6 +26,8 @@ function stop(child: ChildProcess): void {
   if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
 }
 
+// About SQLite files and processes specifically (several worker processes on one file, a SIGKILL):
+// these stay on SQLite. PostgreSQL nodes sharing one database are tested in test/postgres.
 describe("jobs: worker processes sharing one file", () => {
   const tmp = tempDir();
   after(() => tmp.cleanup());

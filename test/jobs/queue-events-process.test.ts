@@ -38,6 +38,8 @@ function record(listener: QueueEvents): string[] {
   return seen;
 }
 
+// About worker processes specifically (one on the same SQLite file, one through a served broker):
+// these stay as they are; QueueEvents itself runs on every subject in flows-logs-events.test.ts.
 describe("QueueEvents: jobs run by another process", () => {
   const tmp = tempDir();
   after(() => tmp.cleanup());

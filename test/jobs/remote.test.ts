@@ -10,6 +10,8 @@ import { collectLines, spawnChild } from "../support/child.js";
 import { tempDir } from "../support/temp.js";
 import { eventually } from "./helpers.js";
 
+// About the served broker specifically (a remote worker, a producer on the served file): the job
+// semantics run on the remote subject in the other job test files.
 describe("jobs: workers against a served broker", () => {
   const tmp = tempDir();
   let server: RunningServer;

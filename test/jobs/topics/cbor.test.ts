@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { CborSerializer, SerializationError } from "../../../src/jobs/index.js";
-import { eventually, tempQueue } from "../helpers.js";
+import { eventually } from "../helpers.js";
+import { onEverySubject } from "../subject-queues.js";
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 const bytes = (h: string) => new Uint8Array(Buffer.from(h, "hex"));
@@ -51,28 +52,27 @@ describe("CborSerializer: the cross-SDK wire vectors", () => {
     );
     assert.throws(() => s.deserialize(bytes("01f5")), /0x01/);
   });
+});
 
+onEverySubject("CborSerializer: a queue that uses it", (sub) => {
   it("a queue with the CBOR serializer publishes one CBOR payload to every subscriber and the log", async () => {
-    const t = tempQueue({ serializer: new CborSerializer() });
-    try {
-      const got: unknown[] = [];
-      const queue = t.queue.subscriber("orders", "a", (n: bigint) => {
-        got.push(n);
-        return n;
-      });
-      await queue.declareSubscriptions();
-      await queue.subscribeLog("orders", "log");
-      const [job] = await queue.publish("orders", [9007199254740993n]);
-      const [rec] = await (await queue.broker()).getMessages([Number(job!.id)]);
-      assert.equal(hex(rec!.body), "0282811b0020000000000001a0");
-      const [logged] = await (await queue.broker()).readTopic("orders", "log");
-      assert.equal(hex(logged!.body), hex(rec!.body), "the same bytes");
-      queue.runWorker();
-      await eventually(() => got.length === 1, 5000, "handler");
-      assert.equal(got[0], 9007199254740993n);
-      assert.equal(await queue.result(job!.id), 9007199254740993n);
-    } finally {
-      await t.cleanup();
-    }
+    // Without a namespace: the raw broker calls below name the topic as the queue does.
+    const t = { queue: sub.queue({ namespace: "", serializer: new CborSerializer() }) };
+    const got: unknown[] = [];
+    const queue = t.queue.subscriber("orders", "a", (n: bigint) => {
+      got.push(n);
+      return n;
+    });
+    await queue.declareSubscriptions();
+    await queue.subscribeLog("orders", "log");
+    const [job] = await queue.publish("orders", [9007199254740993n]);
+    const [rec] = await (await queue.broker()).getMessages([Number(job!.id)]);
+    assert.equal(hex(rec!.body), "0282811b0020000000000001a0");
+    const [logged] = await (await queue.broker()).readTopic("orders", "log");
+    assert.equal(hex(logged!.body), hex(rec!.body), "the same bytes");
+    queue.runWorker();
+    await eventually(() => got.length === 1, 5000, "handler");
+    assert.equal(got[0], 9007199254740993n);
+    assert.equal(await queue.result(job!.id), 9007199254740993n);
   });
 });

@@ -1,18 +1,15 @@
 import assert from "node:assert/strict";
-import { afterEach, describe, it } from "node:test";
+import { it } from "node:test";
 import type { Queue } from "../../../src/jobs/index.js";
-import { eventually, sleep, tempQueue } from "../helpers.js";
+import { eventually, sleep } from "../helpers.js";
+import { onEverySubject } from "../subject-queues.js";
 
 const argsOf = (msgs: { args: unknown[] }[]) => msgs.map((m) => m.args);
 
 // Spec §7.2 (log topics), §7.3 (per-message ack), §7.4 (declared topics).
-describe("job topics: log topics", () => {
-  let cleanup: () => Promise<void> = async () => {};
-  afterEach(() => cleanup());
-
+onEverySubject("job topics: log topics", (s) => {
   function fresh(): Queue {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     return t.queue;
   }
 
@@ -25,7 +22,7 @@ describe("job topics: log topics", () => {
     assert.deepEqual(argsOf(await queue.readTopic("orders", "a")), [[1], [2]]);
     assert.deepEqual(argsOf(await queue.readTopic("orders", "b")), [[1], [2]]);
     const broker = await queue.broker();
-    const stored = await broker.topicLogStats("orders");
+    const stored = await broker.topicLogStats(`${s.namespace}::orders`);
     assert.deepEqual(
       stored.map((s) => s.lag),
       [2, 2],
@@ -182,13 +179,9 @@ describe("job topics: log topics", () => {
   });
 });
 
-describe("job topics: per-message ack", () => {
-  let cleanup: () => Promise<void> = async () => {};
-  afterEach(() => cleanup());
-
+onEverySubject("job topics: per-message ack", (s) => {
   async function withMessages(...args: unknown[]): Promise<Queue> {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     await t.queue.subscribeLog("orders", "p");
     for (const a of args) await t.queue.publish("orders", [a]);
     return t.queue;
@@ -240,13 +233,9 @@ describe("job topics: per-message ack", () => {
   });
 });
 
-describe("job topics: declared topics", () => {
-  let cleanup: () => Promise<void> = async () => {};
-  afterEach(() => cleanup());
-
+onEverySubject("job topics: declared topics", (s) => {
   it("retains publishes to a declared topic with no subscriber", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     const queue = t.queue;
     await queue.declareTopic("events");
     assert.deepEqual(await queue.publish("events", [1]), []);
@@ -256,8 +245,7 @@ describe("job topics: declared topics", () => {
   });
 
   it("lists declared topics and round-trips retention (seconds in, ms stored)", async () => {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     const queue = t.queue;
     await queue.declareTopic("plain");
     await queue.declareTopic("bounded", { retention: 1.5 });

@@ -29,7 +29,10 @@ async function manual(): Promise<{
   };
 }
 
-// Spec §8: the points to replicate exactly, one test each.
+// Spec §8: the points to replicate exactly, one test each. These stay on embedded SQLite: most drive
+// a manual clock with the background loops off (seconds, grace periods, reaping), which the job
+// broker subjects (real clock, loops on) do not offer; the rules themselves run on every subject in
+// the other job topic files and in test/conformance/cases/job-topics.case.ts.
 describe("job topics: the points replicated exactly (spec §8)", () => {
   let cleanup: () => Promise<void> = async () => {};
   afterEach(() => cleanup());

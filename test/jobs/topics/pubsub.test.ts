@@ -1,17 +1,13 @@
 import assert from "node:assert/strict";
-import { afterEach, describe, it } from "node:test";
-import { Queue, QueueError } from "../../../src/jobs/index.js";
-import { tempDir } from "../../support/temp.js";
-import { eventually, tempQueue } from "../helpers.js";
+import { it } from "node:test";
+import { type Queue, QueueError } from "../../../src/jobs/index.js";
+import { eventually } from "../helpers.js";
+import { onEverySubject } from "../subject-queues.js";
 
 // Spec §7.1: the behaviour the original's pubsub tests encode, one test each.
-describe("job topics: fan-out subscribers", () => {
-  let cleanup: () => Promise<void> = async () => {};
-  afterEach(() => cleanup());
-
+onEverySubject("job topics: fan-out subscribers", (s) => {
   function fresh(): Queue {
-    const t = tempQueue();
-    cleanup = t.cleanup;
+    const t = { queue: s.queue() };
     return t.queue;
   }
 
@@ -73,19 +69,12 @@ describe("job topics: fan-out subscribers", () => {
   });
 
   it("persists delivery settings for a producer-only publisher", async () => {
-    const tmp = tempDir("mqlite-topics-");
-    const path = tmp.file("jobs.db");
-    const consumer = new Queue({ dbPath: path }).subscriber("orders", "slow", () => {}, {
+    const consumer = s.queue().subscriber("orders", "slow", () => {}, {
       maxRetries: 7,
       timeoutMs: 60_000,
     });
     await consumer.declareSubscriptions();
-    const producer = new Queue({ dbPath: path });
-    cleanup = async () => {
-      await producer.close();
-      await consumer.close();
-      tmp.cleanup();
-    };
+    const producer = s.queue({}, await s.second());
     const [job] = await producer.publish("orders", [1]);
     assert.equal(job?.maxRetries, 7);
     assert.equal(job?.timeoutMs, 60_000);
@@ -187,7 +176,10 @@ describe("job topics: fan-out subscribers", () => {
   });
 
   it("deliveries carry topic and subscription in their notes", async () => {
-    const queue = fresh().subscriber("orders", "a", () => {}, { subscriptionName: "email" });
+    // Without a namespace: a namespaced queue stamps the broker's topic name (`ns::orders`).
+    const queue = s
+      .queue({ namespace: "" })
+      .subscriber("orders", "a", () => {}, { subscriptionName: "email" });
     await queue.declareSubscriptions();
     const [job] = await queue.publish("orders", [5], { notes: { tenant: "acme" } });
     assert.deepEqual(JSON.parse(job?.notes ?? "{}"), {

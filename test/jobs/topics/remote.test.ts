@@ -8,6 +8,8 @@ import { startServer } from "../../../src/server/index.js";
 import { eventually } from "../helpers.js";
 
 // The job face's topics over a served broker: every pub/sub call is a TopicService RPC.
+// About the served broker specifically (topics through a client of a live server); the topic rules
+// run on every subject in log.test.ts and pubsub.test.ts.
 describe("job topics against a served broker", () => {
   it("subscribers, publish, ephemeral registration, log reads and leases over HTTP", async () => {
     const engine = await openBroker(":memory:", { logger: silentLogger });

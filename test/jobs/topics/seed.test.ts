@@ -7,7 +7,8 @@ import { tempDir } from "../../support/temp.js";
 
 // Seed 004's TypeScript snippets, run as written (only the import path changed: "mqlite", through the
 // package's `source` condition, as examples/ are), each in a fresh directory, each followed by
-// checks of what its comments say.
+// checks of what its comments say. They stay on SQLite: the snippets open `new Queue({ dbPath })`
+// as written.
 const dir = resolve("test/jobs/topics/seed");
 
 describe("seed 004 snippets run as written", () => {
