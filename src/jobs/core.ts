@@ -25,6 +25,8 @@ export interface QueueCore {
   readonly tasks: Map<string, RegisteredTask>;
   /** Default retention of completed and cancelled jobs. */
   readonly resultTtlMs: number;
+  /** The workers' default lease on a claimed job (`QueueOptions.leaseMs`). */
+  readonly leaseMs: number;
   readonly logger: Logger;
   /** Bumped on every task registration (workers rebuild their claim gates). */
   tasksVersion: number;

@@ -9,7 +9,7 @@ import { EventRecorder } from "./event-recorder.js";
 import { QueueEventBus } from "./events.js";
 import { cancelFlow, enqueueFlow, startFlowSweep } from "./flows.js";
 import { Inspector } from "./inspector.js";
-import { DEFAULT_RESULT_TTL_MS, seqOf } from "./job-record.js";
+import { DEFAULT_LEASE_MS, DEFAULT_RESULT_TTL_MS, leaseMsOf, seqOf } from "./job-record.js";
 import { engineQueue } from "./naming.js";
 import { PeriodicScheduler } from "./periodic.js";
 import { parseRateLimit } from "./rate-limit.js";
@@ -95,6 +95,8 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
   private stopFlowSweep: (() => void) | undefined;
 
   constructor(options: QueueOptions = {}) {
+    // Checked before a broker is acquired: a refused option leaves nothing open.
+    const leaseMs = options.leaseMs === undefined ? DEFAULT_LEASE_MS : leaseMsOf(options.leaseMs);
     if (options.broker) {
       this.brokerPromise = Promise.resolve(options.broker);
     } else {
@@ -122,6 +124,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
       middleware: [],
       tasks: new Map<string, RegisteredTask>(),
       resultTtlMs,
+      leaseMs,
       logger,
       tasksVersion: 0,
       enqueue: (task, args, opts) => this.enqueueOne(task, args, opts),
