@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { InvalidArgumentError, LockLostError } from "../../src/contract/errors.js";
+import type { LockRef, RenewBatchOptions } from "../../src/contract/types.js";
 import { MIN_LEASE_CAP_MS } from "../../src/engine/lease.js";
 import { MAX_DURATION_MS } from "../../src/engine/validate.js";
-import { Queue, QueueError } from "../../src/jobs/index.js";
+import { currentJob, Queue, QueueError } from "../../src/jobs/index.js";
 import { DEFAULT_LEASE_MS, DEFAULT_TIMEOUT_MS } from "../../src/jobs/job-record.js";
 import { JOB_BROKER_SUBJECTS, type JobBroker } from "./broker-subjects.js";
 import { eventually, sleep } from "./helpers.js";
@@ -130,6 +131,49 @@ for (const subject of JOB_BROKER_SUBJECTS) {
       await workerB.stop();
       await a.close();
       await other.close();
+    });
+
+    it("a worker that finds its lease lost aborts the handler and stores no outcome; the job runs again", async () => {
+      const ns = `lost${++n}`;
+      // Plays the reaper once: the first renewal finds the job already taken back (its token cleared).
+      let taken = false;
+      const broker = new Proxy(b.broker, {
+        get(target, prop) {
+          if (prop === "renewBatch") {
+            return async (queue: string, items: LockRef[], options?: RenewBatchOptions) => {
+              if (!taken) {
+                taken = true;
+                for (const i of items) await target.abandon(queue, i.seqNumber, i.lockToken);
+              }
+              return target.renewBatch(queue, items, options);
+            };
+          }
+          const value = Reflect.get(target, prop, target) as unknown;
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      let reason: unknown;
+      const queue = new Queue({ broker, namespace: ns, leaseMs: 1200 }).task("job", async () => {
+        const { attempt, signal } = currentJob();
+        if (attempt > 1) return `attempt ${attempt}`;
+        return new Promise((_, reject) =>
+          signal.addEventListener("abort", () => {
+            reason = signal.reason;
+            reject(signal.reason);
+          }),
+        );
+      });
+      const outcomes: string[] = [];
+      for (const event of ["job.failed", "job.retrying", "job.completed", "job.dead"] as const)
+        queue.on(event, (e) => outcomes.push(`${event} ${e.retryCount}`));
+      const worker = queue.runWorker({ concurrency: 1 });
+      const id = await queue.enqueue("job", []);
+      assert.equal(await queue.result(id, { timeoutMs: 15_000 }), "attempt 2");
+      assert.ok(reason instanceof LockLostError, "the first attempt's signal aborts with LockLostError");
+      assert.deepEqual(outcomes, ["job.completed 1"], "no outcome for the attempt that lost its lease");
+      assert.equal((await queue.getJobErrors(id)).length, 0);
+      await worker.stop();
+      await queue.close();
     });
 
     it("a worker leases for 30 s by default, not for the job's timeout", async () => {
