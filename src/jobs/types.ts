@@ -176,7 +176,7 @@ export interface WorkerRunOptions {
    * starts them as slots free, so tiny jobs share claims and commits. Default: max(concurrency, 64).
    */
   batchSize?: number;
-  /** Heartbeat (and lease renewal, cancel check) period. Default 5000. */
+  /** Heartbeat period; lease renewals and cancel checks run at least this often. Default 5000. */
   heartbeatIntervalMs?: number;
   /**
    * This worker's lease on the jobs it claims (ms; see `QueueOptions.leaseMs`, its default). Running
