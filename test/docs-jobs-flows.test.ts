@@ -5,10 +5,10 @@ import { resolve } from "node:path";
 import { describe, it } from "node:test";
 import { tempDir } from "./support/temp.js";
 
-// The ```ts blocks of the flows, job logs and cross-process events sections of docs/jobs.md are
+// The ```ts blocks of the flows, job logs, cross-process events and stall recovery sections of docs/jobs.md are
 // whole programs that must run as written (each in a fresh directory, through the package's
 // `source` condition), and print what their comments say.
-const SECTIONS = ["## Flows", "## Job logs and progress", "## Events across processes"];
+const SECTIONS = ["## Flows", "## Job logs and progress", "## Events across processes", "## Stall recovery"];
 const doc = readFileSync("docs/jobs.md", "utf8");
 const blocks = SECTIONS.flatMap((heading) => {
   const start = doc.indexOf(`\n${heading}\n`);
@@ -28,9 +28,10 @@ const EXPECTED: RegExp[][] = [
   ],
   [/row 4 imported/, /count: 4/, /\[ 'row 3 imported' \]/, /^100$/m, /started \d+ attempt 1/, /\d+ 100%/],
   [/enqueued \d+ resize/, /completed \d+ [\d.]+ event \d+/],
+  [/^2000$/m, /^attempt 1$/m, /^300000$/m],
 ];
 
-describe("docs/jobs.md flows, job logs and events examples run as written", () => {
+describe("docs/jobs.md flows, job logs, events and stall recovery examples run as written", () => {
   it("has the examples", () => assert.equal(blocks.length, EXPECTED.length));
   blocks.forEach(({ heading, code }, i) => {
     it(`${heading} example ${i + 1}`, () => {

@@ -19,6 +19,7 @@ import type {
   ReceiveOptions,
   RedriveOptions,
   RejectOptions,
+  RenewBatchOptions,
   RenewResult,
   SendOptions,
   SubscribeOptions,
@@ -191,8 +192,12 @@ export class RemoteBroker extends RemoteTopicService implements Broker {
     await this.http.call("renew", { queue, seq_number: seqNumber, lock_token: lockToken });
   }
 
-  async renewBatch(queue: string, items: LockRef[]): Promise<RenewResult[]> {
-    const res = await this.http.call("renewBatch", { queue, messages: lockRefs(items) });
+  async renewBatch(queue: string, items: LockRef[], options: RenewBatchOptions = {}): Promise<RenewResult[]> {
+    const res = await this.http.call("renewBatch", {
+      queue,
+      messages: lockRefs(items),
+      ...(options.lockDurationMs !== undefined && { lock_duration_ms: options.lockDurationMs }),
+    });
     return res.results.map((r) => ({
       seqNumber: r.seq_number,
       ok: r.ok,

@@ -56,6 +56,7 @@ export abstract class RemoteJobService extends RemoteBase implements JobService 
             ...(g.rate && { rate: { limit: g.rate.limit, interval_ms: g.rate.intervalMs } }),
           })),
         }),
+        ...(options.lockDurationMs !== undefined && { lock_duration_ms: options.lockDurationMs }),
       },
       options.signal,
     );

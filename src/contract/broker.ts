@@ -20,6 +20,7 @@ import type {
   ReceiveOptions,
   RedriveOptions,
   RejectOptions,
+  RenewBatchOptions,
   RenewResult,
   SendOptions,
   SubscribeOptions,
@@ -84,8 +85,8 @@ export interface Broker extends JobService, TopicService {
   defer(queue: string, seqNumber: number, lockToken: string): Promise<void>;
   /** Extends the lease by the queue's lock duration (never shortens it). */
   renew(queue: string, seqNumber: number, lockToken: string): Promise<void>;
-  /** Renews up to 512 locks. */
-  renewBatch(queue: string, items: LockRef[]): Promise<RenewResult[]>;
+  /** Renews up to 512 locks (each lease capped by `options.lockDurationMs` when given). */
+  renewBatch(queue: string, items: LockRef[], options?: RenewBatchOptions): Promise<RenewResult[]>;
   /**
    * Runs `handler` for each message of `queue` (the consumer loop, see `consume`): completes on
    * success, abandons on a throw (rejects on a `DeadLetterError`), renews running handlers' leases,

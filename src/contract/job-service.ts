@@ -25,6 +25,12 @@ export interface ClaimGate {
 export interface ReceiveAnyOptions extends Omit<ReceiveOptions, "attemptId" | "mode"> {
   /** Claim gates applied to this claim. */
   gates?: ClaimGate[];
+  /**
+   * Lease each claimed message for at most this long (ms) instead of its own lease or the queue's
+   * lock duration, whichever applies. From 1000 ms to ten years; another value is refused with
+   * `invalid_argument`. The job face sets it to its `leaseMs`.
+   */
+  lockDurationMs?: number;
 }
 
 /** Options of `cancelMessage`. */

@@ -171,6 +171,16 @@ export interface LockRef {
   lockToken: string;
 }
 
+/** Options of `renewBatch`. */
+export interface RenewBatchOptions {
+  /**
+   * Our extension: renew each lease for at most this long (ms) instead of the message's own lease or
+   * the queue's lock duration, whichever applies. From 1000 ms to ten years; another value is
+   * refused with `invalid_argument`. A renewal never shortens a lease.
+   */
+  lockDurationMs?: number;
+}
+
 export interface CompleteResult {
   seqNumber: number;
   ok: boolean;

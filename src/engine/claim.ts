@@ -1,6 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import type { Message, ReceiveMode } from "../contract/types.js";
 import type { SqliteDatabase } from "../store/database.js";
+import { leaseDuration } from "./lease.js";
 import { decodeMessages, encodeMessages } from "./message-codec.js";
 import { DELIVERY_COLUMNS, deliveredMessage, deliveryRow } from "./message-row.js";
 import type { QueueRow } from "./queue-config.js";
@@ -43,8 +44,8 @@ const groupRule = `(m.group_id IS NULL OR NOT (
 const strictRule = `NOT (${blockedBy("", "locked")} OR ${blockedBy("", "deferred")} OR ${blockedBy("", "scheduled")} OR
   ${earlierActive("", "idx_msg_queue_state")})`;
 
-/** A message's own lease when it has one, else the queue's. */
-const LEASE = "CASE WHEN lock_duration_ms > 0 THEN @now + lock_duration_ms ELSE @lockUntil END";
+/** The lease's end (see `leaseDuration`): `@lock` is the queue's, `@cap` the claim's cap (0: none). */
+const LEASE = `@now + ${leaseDuration({ own: "lock_duration_ms", queue: "@lock", cap: "@cap" })}`;
 
 /** Claim gates hold back the subjects listed in `@exclude` (a JSON array). */
 const notExcluded = "(m.subject IS NULL OR m.subject NOT IN (SELECT value FROM json_each(@exclude)))";
@@ -147,7 +148,7 @@ export class Claimer {
 
   /**
    * Claims up to `max` messages in the caller's transaction. A paused queue yields nothing; `gates`
-   * holds back the subjects it excludes.
+   * holds back the subjects it excludes; `leaseCapMs` (0: none) caps each claimed message's lease.
    */
   claim(
     queue: QueueRow,
@@ -156,6 +157,7 @@ export class Claimer {
     now: number,
     attemptId?: string,
     gates?: ClaimGateSession,
+    leaseCapMs = 0,
   ): Message[] {
     if (attemptId) {
       const seen = this.findAttempt.get(queue.name, attemptId, now) as { response: string } | undefined;
@@ -163,7 +165,7 @@ export class Claimer {
     }
     if (queue.paused) return [];
     const strict = queue.ordering_mode === "strict_fifo";
-    const lockUntil = now + queue.lock_duration_ms;
+    const lock = queue.lock_duration_ms;
     // Looked up once per call: the rows cannot change under this synchronous loop but by its claims.
     const prioritized = max > 0 && this.hasPrioritized.get(queue.name) !== undefined;
     const out: Message[] = [];
@@ -176,13 +178,15 @@ export class Claimer {
           ? this.claims[claimIndex(strict, false, prioritized)]!.get({
               queue: queue.name,
               now,
-              lockUntil,
+              lock,
+              cap: leaseCapMs,
               token,
             })
           : this.claims[claimIndex(strict, true, prioritized)]!.get({
               queue: queue.name,
               now,
-              lockUntil,
+              lock,
+              cap: leaseCapMs,
               token,
               exclude,
             })
@@ -209,14 +213,14 @@ export class Claimer {
 
   /** Locks the given deferred messages (others are skipped). */
   claimDeferredBySeq(queue: QueueRow, seqs: number[], now: number): Message[] {
-    const lockUntil = now + queue.lock_duration_ms;
     const out: Message[] = [];
     for (const seq of seqs) {
       const values = this.claimDeferred.get({
         seq,
         queue: queue.name,
         now,
-        lockUntil,
+        lock: queue.lock_duration_ms,
+        cap: 0,
         token: newLockToken(),
       }) as unknown[] | undefined;
       if (values) out.push(deliveredMessage(deliveryRow(values)));

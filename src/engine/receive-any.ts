@@ -23,6 +23,8 @@ export interface ReceiveAnyRequest {
   max: number;
   waitMs: number;
   gates: ClaimGate[];
+  /** Caps each claimed message's lease (ms; 0: no cap). */
+  leaseCapMs: number;
   signal: AbortSignal | undefined;
 }
 
@@ -111,7 +113,15 @@ export class MultiReceiver {
     for (const name of req.queues) {
       const q = queues.get(name);
       if (!q) continue;
-      const got = claimer.claim(q, max - messages.length, "peek-lock", now, undefined, session);
+      const got = claimer.claim(
+        q,
+        max - messages.length,
+        "peek-lock",
+        now,
+        undefined,
+        session,
+        req.leaseCapMs,
+      );
       for (const m of got) m.queue = name;
       messages.push(...got);
       if (messages.length >= max) break;

@@ -1,6 +1,7 @@
 import { LockLostError } from "../contract/errors.js";
 import type { CompleteResult, LockRef, RenewResult } from "../contract/types.js";
 import type { SqliteDatabase } from "../store/database.js";
+import { leaseDuration } from "./lease.js";
 import { leaseFence } from "./lease-fence.js";
 import type { QueueRow } from "./queue-config.js";
 import { RECEIPT_TTL_MS, Receipts, receiptArgs, type SettleOperation } from "./receipts.js";
@@ -84,7 +85,7 @@ export class Settler {
       `UPDATE messages SET state = 'deferred', lock_token = NULL, locked_until = 0 WHERE ${FENCE}`,
     );
     this.renewRow = db.prepare(`
-      UPDATE messages SET locked_until = max(locked_until, @now + CASE WHEN lock_duration_ms > 0 THEN lock_duration_ms ELSE @lock END)
+      UPDATE messages SET locked_until = max(locked_until, @now + ${leaseDuration({ own: "lock_duration_ms", queue: "@lock", cap: "@cap" })})
       WHERE ${FENCE} RETURNING locked_until, cancel_requested`);
     this.cancelRow = db.prepare(
       "DELETE FROM messages WHERE id = ? AND queue = ? AND state = 'scheduled' AND delivery_count = 0",
@@ -206,14 +207,15 @@ export class Settler {
   /** Renewals have no receipts: a renew after a settlement is `lock_lost`. Returns the new deadline. */
   renew(q: QueueRow, seq: number, token: string, now: number): number {
     if (!token) throw new LockLostError();
-    const row = this.renewRow.get({ seq, queue: q.name, token, now, lock: q.lock_duration_ms }) as
+    const row = this.renewRow.get({ seq, queue: q.name, token, now, lock: q.lock_duration_ms, cap: 0 }) as
       | { locked_until: number }
       | undefined;
     if (!row) throw new LockLostError();
     return row.locked_until;
   }
 
-  renewBatch(q: QueueRow, items: LockRef[], now: number): RenewResult[] {
+  /** Renews each lock; `leaseCapMs` (0: none) caps the lease each one gets. */
+  renewBatch(q: QueueRow, items: LockRef[], now: number, leaseCapMs = 0): RenewResult[] {
     return items.map(({ seqNumber, lockToken }) => {
       if (!lockToken) return { seqNumber, ok: false };
       const row = this.renewRow.get({
@@ -222,6 +224,7 @@ export class Settler {
         token: lockToken,
         now,
         lock: q.lock_duration_ms,
+        cap: leaseCapMs,
       }) as { locked_until: number; cancel_requested: number } | undefined;
       if (!row || row.locked_until <= now) return { seqNumber, ok: false };
       const out: RenewResult = { seqNumber, ok: true, lockedUntil: row.locked_until };

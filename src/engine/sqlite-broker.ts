@@ -59,6 +59,7 @@ import type {
   ReceiveOptions,
   RedriveOptions,
   RejectOptions,
+  RenewBatchOptions,
   RenewResult,
   SendOptions,
   SubscribeOptions,
@@ -102,6 +103,7 @@ import {
   waitingNodes,
 } from "./flow-input.js";
 import { type InsertTiming, MessageInserter, type RowToInsert } from "./insert.js";
+import { leaseCap } from "./lease.js";
 import { Locks } from "./locks.js";
 import { type Logger, stderrLogger } from "./logger.js";
 import { Loops } from "./loops.js";
@@ -846,11 +848,17 @@ export class SqliteBroker implements Broker {
     });
   }
 
-  renewBatch(queue: string, items: LockRef[]): Promise<RenewResult[]> {
+  renewBatch(queue: string, items: LockRef[], options: RenewBatchOptions = {}): Promise<RenewResult[]> {
     if (items.length > MAX_RENEW_BATCH) {
       return Promise.reject(
         new InvalidArgumentError(`mqlite: at most ${MAX_RENEW_BATCH} renewals per batch`),
       );
+    }
+    let leaseCapMs: number;
+    try {
+      leaseCapMs = leaseCap(options.lockDurationMs);
+    } catch (err) {
+      return Promise.reject(err);
     }
     if (items.every((i) => !i.lockToken)) {
       return Promise.resolve(items.map((i) => ({ seqNumber: i.seqNumber, ok: false })));
@@ -860,6 +868,7 @@ export class SqliteBroker implements Broker {
         this.queues.require(queue),
         items.map((i) => ({ seqNumber: seqNumber(i.seqNumber), lockToken: i.lockToken })),
         now,
+        leaseCapMs,
       ),
     );
   }
@@ -1158,10 +1167,12 @@ export class SqliteBroker implements Broker {
   }
 
   receiveAny(queues: string[], options: ReceiveAnyOptions = {}): Promise<Message[]> {
+    let leaseCapMs: number;
     try {
       if (!Array.isArray(queues)) throw new InvalidArgumentError("mqlite: queues must be a list");
       for (const q of queues) requireName(q, "queue");
       validateGates(options.gates);
+      leaseCapMs = leaseCap(options.lockDurationMs);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -1170,6 +1181,7 @@ export class SqliteBroker implements Broker {
       max: clampCount(options.maxMessages, 1, MAX_RECEIVE),
       waitMs: Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS),
       gates: options.gates ?? [],
+      leaseCapMs,
       signal: options.signal,
     });
   }

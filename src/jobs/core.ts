@@ -29,6 +29,8 @@ export interface QueueCore {
   /** The queue's `keepCompleted` and `keepDead` (a task's own win). */
   readonly keepCompleted: KeepJobs | undefined;
   readonly keepDead: KeepJobs | undefined;
+  /** The workers' default lease on a claimed job (`QueueOptions.leaseMs`). */
+  readonly leaseMs: number;
   readonly logger: Logger;
   /** Bumped on every task registration (workers rebuild their claim gates). */
   tasksVersion: number;

@@ -1,11 +1,32 @@
 import type { MessageRecord } from "../contract/job-service.js";
 import type { MessageState } from "../contract/types.js";
+import { MIN_LEASE_CAP_MS } from "../engine/lease.js";
+import { MAX_DURATION_MS } from "../engine/validate.js";
+import { QueueError } from "./errors.js";
 import { splitEngineQueue } from "./naming.js";
 import type { DeadJob, Job, JobStatus } from "./types.js";
 
-/** The lease of a job is its timeout plus this margin, so the worker settles a timed-out attempt itself. */
+/**
+ * A job's message stores its timeout plus this margin as its own lease; workers cap every claim and
+ * renewal at their `leaseMs`, so only a job whose timeout is shorter than that is leased this long.
+ */
 export const LEASE_GRACE_MS = 1000;
 export const DEFAULT_TIMEOUT_MS = 300_000;
+/** How long a worker's claim holds a job between two renewals by default: a dead worker's job runs again after this. */
+export const DEFAULT_LEASE_MS = 30_000;
+
+/** A `leaseMs` option: an integer from the broker's shortest lease cap to ten years (else a `QueueError`). */
+export function leaseMsOf(value: unknown): number {
+  if (
+    typeof value !== "number" ||
+    !Number.isInteger(value) ||
+    value < MIN_LEASE_CAP_MS ||
+    value > MAX_DURATION_MS
+  ) {
+    throw new QueueError(`leaseMs must be an integer from ${MIN_LEASE_CAP_MS} to ${MAX_DURATION_MS} ms`);
+  }
+  return value;
+}
 export const DEFAULT_MAX_RETRIES = 3;
 /** Completed and cancelled jobs are kept this long by default. */
 export const DEFAULT_RESULT_TTL_MS = 24 * 3600 * 1000;

@@ -1,4 +1,5 @@
 import type { Broker } from "../contract/broker.js";
+import { LockLostError } from "../contract/errors.js";
 import type { CompleteItem, Message } from "../contract/types.js";
 import { backoffDelay } from "./backoff.js";
 import { type JobContext, runInJob } from "./context.js";
@@ -110,6 +111,12 @@ export class JobRunner {
       ...extra,
     });
     try {
+      if (job.abortReason instanceof LockLostError) {
+        // The lease lapsed and the job went back to the queue (it runs again, or already did,
+        // elsewhere): this attempt has no outcome to store, and the fence would refuse one.
+        this.core.logger.warn({ jobId, taskName }, "a job's lease was lost; its outcome is not stored");
+        return;
+      }
       if (job.cancelRequested) {
         await this.broker.cancelMessage(job.queue, job.seq, { lockToken: job.lockToken, retainMs });
         this.outcome("job.cancelled", "onCancel", event());

@@ -11,7 +11,7 @@ import { QueueEventBus } from "./events.js";
 import { cancelFlow, enqueueFlow, startFlowSweep } from "./flows.js";
 import { Inspector } from "./inspector.js";
 import { promoteJob, removeJob, retryJob } from "./job-actions.js";
-import { DEFAULT_RESULT_TTL_MS, seqOf } from "./job-record.js";
+import { DEFAULT_LEASE_MS, DEFAULT_RESULT_TTL_MS, leaseMsOf, seqOf } from "./job-record.js";
 import { engineQueue } from "./naming.js";
 import { type PeriodicSchedule, PeriodicScheduler } from "./periodic.js";
 import { parseRateLimit } from "./rate-limit.js";
@@ -102,6 +102,8 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
   private stopRetention: (() => void) | undefined;
 
   constructor(options: QueueOptions = {}) {
+    // Checked before a broker is acquired: a refused option leaves nothing open.
+    const leaseMs = options.leaseMs === undefined ? DEFAULT_LEASE_MS : leaseMsOf(options.leaseMs);
     if (options.broker) {
       this.brokerPromise = Promise.resolve(options.broker);
     } else {
@@ -133,6 +135,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
       resultTtlMs,
       keepCompleted: options.keepCompleted ? { ...options.keepCompleted } : undefined,
       keepDead: options.keepDead ? { ...options.keepDead } : undefined,
+      leaseMs,
       logger,
       tasksVersion: 0,
       enqueue: (task, args, opts) => this.enqueueOne(task, args, opts),

@@ -39,6 +39,14 @@ export interface QueueOptions {
    * stored in the broker's event log, where `QueueEvents` in any process reads them.
    */
   recordEvents?: boolean;
+  /**
+   * How long a worker's claim holds a job (ms) before another worker may take it, unless the
+   * worker renews it: its workers renew every running job at least every `leaseMs / 3` (and every
+   * heartbeat). A worker that dies (a crash, SIGKILL) leaves its jobs to run again within about
+   * `leaseMs`, whatever their timeout. Default 30000; from 1000 to ten years (else a `QueueError`).
+   * A worker may set its own (`runWorker({ leaseMs })`).
+   */
+  leaseMs?: number;
 }
 
 /** A task's handler: positional arguments, any return value (awaited). */
@@ -183,8 +191,13 @@ export interface WorkerRunOptions {
    * starts them as slots free, so tiny jobs share claims and commits. Default: max(concurrency, 64).
    */
   batchSize?: number;
-  /** Heartbeat (and lease renewal, cancel check) period. Default 5000. */
+  /** Heartbeat period; lease renewals and cancel checks run at least this often. Default 5000. */
   heartbeatIntervalMs?: number;
+  /**
+   * This worker's lease on the jobs it claims (ms; see `QueueOptions.leaseMs`, its default). Running
+   * jobs are renewed every `min(heartbeatIntervalMs, leaseMs / 3)`.
+   */
+  leaseMs?: number;
 }
 
 /** A worker as `listWorkers` reports it. */

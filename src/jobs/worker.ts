@@ -3,9 +3,10 @@ import { hostname } from "node:os";
 import type { Broker } from "../contract/broker.js";
 import { ClosedError, LockLostError } from "../contract/errors.js";
 import type { ClaimGate } from "../contract/job-service.js";
+import { MAX_RENEW_BATCH } from "../contract/limits.js";
 import type { CompleteItem, Message } from "../contract/types.js";
 import type { QueueCore } from "./core.js";
-import { LEASE_GRACE_MS } from "./job-record.js";
+import { LEASE_GRACE_MS, leaseMsOf } from "./job-record.js";
 import { abortJob, cancelReason, JobRunner, type RunningJob } from "./job-runner.js";
 import { runLogConsumer } from "./log-consumer.js";
 import { engineQueue, splitEngineQueue } from "./naming.js";
@@ -37,8 +38,11 @@ const LONG_POLL_MS = 20_000;
 
 /**
  * A worker: claims jobs of its queues in batches (never more than its free slots), runs them, and
- * settles each through the broker; heartbeats every 5 s (which also renews leases and notices
- * cancel requests from other processes). Hold on to it; `stop()` lets running handlers finish.
+ * settles each through the broker; heartbeats every 5 s. Each claim leases its jobs for `leaseMs`,
+ * and the worker renews its running jobs' leases every `min(heartbeat, leaseMs / 3)` (which also
+ * notices cancel requests from other processes), so a dead worker's jobs run again within about
+ * `leaseMs` while a live worker keeps them however long they run (their timeout is the runner's).
+ * Hold on to it; `stop()` lets running handlers finish.
  */
 export class Worker {
   readonly id: string;
@@ -47,6 +51,12 @@ export class Worker {
   private readonly engineQueues: string[];
   private readonly batchSize: number;
   private readonly heartbeatMs: number;
+  /** The lease each claim and renewal asks for. */
+  readonly leaseMs: number;
+  /** How often running jobs' leases are renewed. */
+  private readonly renewMs: number;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private renewing = false;
   private readonly running = new Map<number, RunningJob>();
   private readonly settling = new Set<Promise<void>>();
   private readonly abort = new AbortController();
@@ -84,6 +94,8 @@ export class Worker {
     this.concurrency = Math.max(1, Math.trunc(options.concurrency ?? DEFAULT_CONCURRENCY));
     this.batchSize = Math.max(1, Math.trunc(options.batchSize ?? Math.max(this.concurrency, DEFAULT_BATCH)));
     this.heartbeatMs = Math.max(10, options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS);
+    this.leaseMs = options.leaseMs === undefined ? core.leaseMs : leaseMsOf(options.leaseMs);
+    this.renewMs = Math.max(10, Math.min(this.heartbeatMs, Math.floor(this.leaseMs / 3)));
   }
 
   /** Starts the claim loop, the heartbeat and the periodic jobs. Called by `queue.runWorker`. */
@@ -92,6 +104,7 @@ export class Worker {
     this.loopDone = this.loop();
     void this.heartbeat();
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.heartbeatMs);
+    this.renewTimer = setInterval(() => void this.renewTick(), this.renewMs);
     this.periodic.attach(this.id);
     if (this.topics) {
       for (const c of this.topics.claimConsumers(this.id)) {
@@ -121,6 +134,8 @@ export class Worker {
         await Promise.allSettled(this.consumerLoops);
         this.topics?.releaseConsumers(this.id);
         while (this.settling.size > 0) await Promise.allSettled([...this.settling]);
+        // Renewals go on while running handlers finish: a drain may outlast a lease.
+        clearInterval(this.renewTimer);
         try {
           const broker = await this.core.broker();
           await broker.removeWorker(this.id);
@@ -233,6 +248,7 @@ export class Worker {
           maxMessages: this.jobsAreShort() ? Math.max(free, this.batchSize) : Math.min(free, this.batchSize),
           waitMs: LONG_POLL_MS,
           gates: this.claimGates(),
+          lockDurationMs: this.leaseMs,
           signal: this.abort.signal,
         });
         failures = 0;
@@ -241,6 +257,7 @@ export class Worker {
         if (err instanceof ClosedError) {
           // The broker is gone for good: nothing more can be claimed or heartbeaten.
           clearInterval(this.heartbeatTimer);
+          clearInterval(this.renewTimer);
           this.core.logger.warn({ workerId: this.id }, "the broker closed; the worker stops claiming");
           break;
         }
@@ -315,9 +332,11 @@ export class Worker {
     const renewal = (async () => {
       let ok = false;
       try {
-        const [r] = await this.broker!.renewBatch(m.queue!, [
-          { seqNumber: m.seqNumber, lockToken: m.lockToken! },
-        ]);
+        const [r] = await this.broker!.renewBatch(
+          m.queue!,
+          [{ seqNumber: m.seqNumber, lockToken: m.lockToken! }],
+          { lockDurationMs: this.leaseMs },
+        );
         ok = r?.ok === true;
       } catch {
         ok = false;
@@ -353,7 +372,6 @@ export class Worker {
           queues: w.queues.map((q) => splitEngineQueue(q).queue),
         });
       }
-      await this.renewLeases(broker);
       await this.topicDuties(broker);
     } catch (err) {
       if (err instanceof ClosedError) clearInterval(this.heartbeatTimer);
@@ -382,7 +400,25 @@ export class Worker {
     if (await broker.acquireLock(REAPER_LOCK, this.id, REAPER_LOCK_TTL_MS)) await broker.reapSubscriptions();
   }
 
-  /** Renews the running jobs' leases and picks up cancel requests made elsewhere. */
+  /** One renewal round (skipped while the previous one still runs). */
+  private async renewTick(): Promise<void> {
+    if (this.renewing || this.running.size === 0) return;
+    this.renewing = true;
+    try {
+      await this.renewLeases(await this.core.broker());
+    } catch (err) {
+      if (err instanceof ClosedError) clearInterval(this.renewTimer);
+      else this.core.logger.warn({ workerId: this.id, err: String(err) }, "lease renewal failed");
+    } finally {
+      this.renewing = false;
+    }
+  }
+
+  /**
+   * Renews the running jobs' leases for `leaseMs` and picks up cancel requests made elsewhere. A
+   * job whose lease is lost (it lapsed and the job went back to the queue) has its signal aborted:
+   * its outcome can no longer be stored (the lock token fences it), and it runs again elsewhere.
+   */
   private async renewLeases(broker: Broker): Promise<void> {
     const byQueue = new Map<string, RunningJob[]>();
     for (const job of this.running.values()) {
@@ -392,11 +428,20 @@ export class Worker {
       byQueue.set(job.queue, list);
     }
     for (const [queue, jobs] of byQueue) {
-      const results = await broker.renewBatch(
-        queue,
-        jobs.map((j) => ({ seqNumber: j.seq, lockToken: j.lockToken })),
-      );
-      for (const r of results) if (r.cancelRequested) this.cancelLocal(r.seqNumber);
+      for (let i = 0; i < jobs.length; i += MAX_RENEW_BATCH) {
+        const chunk = jobs.slice(i, i + MAX_RENEW_BATCH);
+        const results = await broker.renewBatch(
+          queue,
+          chunk.map((j) => ({ seqNumber: j.seq, lockToken: j.lockToken })),
+          { lockDurationMs: this.leaseMs },
+        );
+        results.forEach((r, k) => {
+          if (r.cancelRequested) this.cancelLocal(r.seqNumber);
+          const job = chunk[k]!;
+          // Still running under the same token: its lease is gone, not merely its handler done.
+          if (!r.ok && this.running.get(job.seq) === job) abortJob(job, new LockLostError());
+        });
+      }
     }
   }
 }

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Message, ReceiveMode } from "../contract/types.js";
 import { RECEIVE_BODY_BUDGET } from "../engine/claim.js";
+import { leaseDuration } from "../engine/lease.js";
 import { decodeMessages, encodeMessages } from "../engine/message-codec.js";
 import { deliveredMessage, type MessageRow } from "../engine/message-row.js";
 import { newLockToken } from "../engine/tokens.js";
@@ -44,9 +45,9 @@ const strictRule = `NOT (${blockedBy("", "locked")} OR ${blockedBy("", "deferred
   EXISTS (SELECT 1 FROM messages b WHERE b.queue = m.queue AND b.state = 'active'
           AND b.id < m.id AND (b.expires_at = 0 OR b.expires_at > $2)))`;
 
-/** A message's own lease when it has one, else the queue's (`$lockUntil`). */
-const lease = (lockUntil: string) =>
-  `CASE WHEN messages.lock_duration_ms > 0 THEN $2 + messages.lock_duration_ms ELSE ${lockUntil} END`;
+/** The lease's end (see `leaseDuration`) from `now`, the queue's lock duration and the claim's cap. */
+const lease = (now: string, lock: string, cap: string) =>
+  `${now} + ${leaseDuration({ own: "messages.lock_duration_ms", queue: `${lock}::bigint`, cap: `${cap}::bigint` })}`;
 
 const claimable =
   "m.queue = $1 AND m.state = 'active' AND m.visible_at <= $2 AND (m.expires_at = 0 OR m.expires_at > $2)";
@@ -72,7 +73,7 @@ const CLAIM_BATCH = `
     FROM c WINDOW w AS (ORDER BY priority DESC, id)
   ),
   u AS (
-    UPDATE messages SET state = 'locked', locked_until = ${lease("$4")}, lock_token = ($5::text[])[n.rn],
+    UPDATE messages SET state = 'locked', locked_until = ${lease("$2", "$4", "$7")}, lock_token = ($5::text[])[n.rn],
       delivery_count = messages.delivery_count + 1, delivered_at = $2
     FROM n WHERE messages.id = n.id AND n.before < ${RECEIVE_BODY_BUDGET}
     RETURNING ${RETURNED}
@@ -90,7 +91,7 @@ function claimOneSql(rule: string, order: string, skipLocked: boolean): string {
     LIMIT 1
     FOR UPDATE OF m${skipLocked ? " SKIP LOCKED" : ""}
   )
-  UPDATE messages SET state = 'locked', locked_until = ${lease("$3")}, lock_token = $4,
+  UPDATE messages SET state = 'locked', locked_until = ${lease("$2", "$3", "$6")}, lock_token = $4,
     delivery_count = messages.delivery_count + 1, delivered_at = $2
   FROM c WHERE messages.id = c.id
   RETURNING ${RETURNED}`;
@@ -112,7 +113,7 @@ const SAVE_ATTEMPT = `
 
 const CLAIM_DEFERRED = `
   UPDATE messages SET state = 'locked',
-    locked_until = CASE WHEN messages.lock_duration_ms > 0 THEN $5 + messages.lock_duration_ms ELSE $3 END,
+    locked_until = ${lease("$5", "$3", "0")},
     lock_token = ($4::text[])[s.ord], delivery_count = messages.delivery_count + 1, delivered_at = $5
   FROM unnest($1::bigint[]) WITH ORDINALITY AS s(id, ord)
   WHERE messages.id = s.id AND messages.queue = $2 AND messages.state = 'deferred'
@@ -136,6 +137,7 @@ export class PgClaimer {
     q: PgQueueRow,
     max: number,
     now: number,
+    leaseCapMs = 0,
   ): Promise<{ fresh: boolean; messages: Message[] }> {
     if (q.paused) return { fresh: await this.isFresh(c, q), messages: [] };
     const tokens = Array.from({ length: max }, newLockToken);
@@ -143,9 +145,10 @@ export class PgClaimer {
       q.name,
       now,
       max,
-      now + q.lock_duration_ms,
+      q.lock_duration_ms,
       tokens,
       q.version,
+      leaseCapMs,
     ]);
     const fresh = (rows[0]?.fresh ?? 0) > 0;
     return { fresh, messages: rows.filter((r) => r.id !== null).map((r) => deliveredMessage(r)) };
@@ -170,6 +173,7 @@ export class PgClaimer {
     now: number,
     attemptId?: string,
     gates?: GateSession,
+    leaseCapMs = 0,
   ): Promise<Message[]> {
     const strict = q.ordering_mode === "strict_fifo";
     const keys: bigint[] = [];
@@ -181,17 +185,23 @@ export class PgClaimer {
       if (seen) return decodeMessages(seen.response);
     }
     if (q.paused) return [];
-    const lockUntil = now + q.lock_duration_ms;
     let out: Message[] = [];
     if (!strict && mode === "peek-lock" && !gates) {
       // The caller read `q` in this transaction, so its version is current.
-      out = (await this.claimBatch(c, q, max, now)).messages;
+      out = (await this.claimBatch(c, q, max, now, leaseCapMs)).messages;
     } else {
       const sql = strict ? CLAIM_ONE_STRICT : CLAIM_ONE_GROUPED;
       let bytes = 0;
       while (out.length < max && bytes < RECEIVE_BODY_BUDGET) {
         const token = newLockToken();
-        const [row] = await c.q<MessageRow>(sql, [q.name, now, lockUntil, token, gates?.excluded() ?? []]);
+        const [row] = await c.q<MessageRow>(sql, [
+          q.name,
+          now,
+          q.lock_duration_ms,
+          token,
+          gates?.excluded() ?? [],
+          leaseCapMs,
+        ]);
         if (!row) break;
         gates?.claimed(row.subject);
         if (mode === "receive-and-delete") {
@@ -217,7 +227,7 @@ export class PgClaimer {
     const rows = await c.q<MessageRow & { ord: number }>(CLAIM_DEFERRED, [
       unique,
       q.name,
-      now + q.lock_duration_ms,
+      q.lock_duration_ms,
       unique.map(() => newLockToken()),
       now,
     ]);

@@ -57,6 +57,7 @@ import type {
   ReceiveOptions,
   RedriveOptions,
   RejectOptions,
+  RenewBatchOptions,
   RenewResult,
   SendOptions,
   SubscribeOptions,
@@ -84,6 +85,7 @@ import {
   prepareFlow,
   waitingNodes,
 } from "../engine/flow-input.js";
+import { leaseCap } from "../engine/lease.js";
 import { type Logger, stderrLogger } from "../engine/logger.js";
 import { Loops, type MaintenanceStep } from "../engine/loops.js";
 import { emptyResult, type MaintenanceResult } from "../engine/maintenance.js";
@@ -726,14 +728,15 @@ export class PostgresBroker implements Broker {
     await this.one((c, now) => this.settler.renew(c, queue, s, lockToken, now));
   }
 
-  async renewBatch(queue: string, items: LockRef[]): Promise<RenewResult[]> {
+  async renewBatch(queue: string, items: LockRef[], options: RenewBatchOptions = {}): Promise<RenewResult[]> {
     queue = pgName(queue);
     if (items.length > MAX_RENEW_BATCH) {
       throw new InvalidArgumentError(`mqlite: at most ${MAX_RENEW_BATCH} renewals per batch`);
     }
+    const leaseCapMs = leaseCap(options.lockDurationMs);
     if (items.every((i) => !i.lockToken)) return items.map((i) => ({ seqNumber: i.seqNumber, ok: false }));
     const refs = items.map((i) => ({ seqNumber: seqNumber(i.seqNumber), lockToken: i.lockToken }));
-    return this.one((c, now) => this.settler.renewBatch(c, queue, refs, now));
+    return this.one((c, now) => this.settler.renewBatch(c, queue, refs, now, leaseCapMs));
   }
 
   /** The consumer loop (one implementation for every broker: contract/consume.ts). */
@@ -1030,6 +1033,7 @@ export class PostgresBroker implements Broker {
     if (!Array.isArray(queues)) throw new InvalidArgumentError("mqlite: queues must be a list");
     for (const q of queues) requireName(q, "queue");
     validateGates(options.gates);
+    const leaseCapMs = leaseCap(options.lockDurationMs);
     const names = [...new Set(queues)];
     const max = clampCount(options.maxMessages, 1, MAX_RECEIVE);
     const wait = Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS);
@@ -1037,7 +1041,7 @@ export class PostgresBroker implements Broker {
     const signal = options.signal;
     const deadline = this.clock.now() + wait;
     for (;;) {
-      const first = await this.claimAny(names, max, gates, signal);
+      const first = await this.claimAny(names, max, gates, leaseCapMs, signal);
       if (first.messages.length > 0 || wait === 0) return first.messages;
       const now = this.clock.now();
       if (now >= deadline || signal?.aborted) return [];
@@ -1046,7 +1050,7 @@ export class PostgresBroker implements Broker {
       waiter.woken.catch(() => {});
       let again: { messages: Message[]; retryAt: number | undefined };
       try {
-        again = await this.claimAny(names, max, gates, signal);
+        again = await this.claimAny(names, max, gates, leaseCapMs, signal);
       } catch (err) {
         waiter.cancel();
         throw err;
@@ -1065,6 +1069,7 @@ export class PostgresBroker implements Broker {
     names: string[],
     max: number,
     gates: NonNullable<ReceiveAnyOptions["gates"]>,
+    leaseCapMs: number,
     signal: AbortSignal | undefined,
   ): Promise<{ messages: Message[]; retryAt: number | undefined }> {
     return this.write(async (c, now) => {
@@ -1087,6 +1092,7 @@ export class PostgresBroker implements Broker {
           now,
           undefined,
           session,
+          leaseCapMs,
         );
         for (const m of got) m.queue = name;
         messages.push(...got);

@@ -1,5 +1,6 @@
 import { LockLostError, NotFoundError } from "../contract/errors.js";
 import type { CompleteResult, LockRef, RenewResult } from "../contract/types.js";
+import { leaseDuration } from "../engine/lease.js";
 import { leaseFence } from "../engine/lease-fence.js";
 import { RECEIPT_TTL_MS, receiptArgs, type SettleOperation } from "../engine/receipts.js";
 import { DEFAULT_REJECT_REASON, MAX_DELIVERY_REASON } from "../engine/settle.js";
@@ -81,20 +82,20 @@ const DEFER = `
 
 const FIND_RECEIPT = `SELECT ${REPLAY} AS replay`;
 
-/** A message's own lease when it has one, else the queue's. */
-const RENEWED = `greatest(messages.locked_until,
-  $4 + CASE WHEN messages.lock_duration_ms > 0 THEN messages.lock_duration_ms ELSE q.lock END)`;
+/** The renewed lease's end (see `leaseDuration`); a renewal never shortens a lease. */
+const renewed = (now: string, cap: string) => `greatest(messages.locked_until,
+  ${now} + ${leaseDuration({ own: "messages.lock_duration_ms", queue: "q.lock", cap })})`;
 
 const RENEW = `
   WITH q AS (SELECT lock_duration_ms AS lock FROM queues WHERE name = $2),
-  u AS (UPDATE messages SET locked_until = ${RENEWED}
+  u AS (UPDATE messages SET locked_until = ${renewed("$4", "0")}
         FROM q WHERE ${FENCE} RETURNING messages.locked_until)
   SELECT (SELECT count(*) FROM q)::int AS found, (SELECT locked_until FROM u) AS locked_until`;
 
 const RENEW_BATCH = `
   WITH q AS (SELECT lock_duration_ms AS lock FROM queues WHERE name = $1),
   items AS (SELECT * FROM unnest($2::bigint[], $3::text[]) AS i(id, token)),
-  u AS (UPDATE messages SET locked_until = ${RENEWED.replace("$4", "$4::bigint")}
+  u AS (UPDATE messages SET locked_until = ${renewed("$4::bigint", "$5::bigint")}
         FROM q, items
         WHERE ${ITEM_FENCE}
         RETURNING messages.id, messages.lock_token, messages.locked_until, messages.cancel_requested)
@@ -288,14 +289,27 @@ export class PgSettler {
     return row.locked_until;
   }
 
-  async renewBatch(c: Conn, queue: string, items: LockRef[], now: number): Promise<RenewResult[]> {
+  /** Renews each lock; `leaseCapMs` (0: none) caps the lease each one gets. */
+  async renewBatch(
+    c: Conn,
+    queue: string,
+    items: LockRef[],
+    now: number,
+    leaseCapMs = 0,
+  ): Promise<RenewResult[]> {
     const rows = await c.q<{
       found: number;
       id: number | null;
       lock_token: string;
       locked_until: number;
       cancel_requested: number;
-    }>(RENEW_BATCH, [queue, items.map((i) => i.seqNumber), items.map((i) => i.lockToken ?? ""), now]);
+    }>(RENEW_BATCH, [
+      queue,
+      items.map((i) => i.seqNumber),
+      items.map((i) => i.lockToken ?? ""),
+      now,
+      leaseCapMs,
+    ]);
     if ((rows[0]?.found ?? 0) === 0) throw new NotFoundError("mqlite: queue not found");
     const renewed = new Map<string, { until: number; cancel: boolean }>();
     for (const r of rows) {

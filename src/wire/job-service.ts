@@ -24,6 +24,9 @@ export const ReceiveAnyRequest = z
     max_messages: int(),
     wait_time_ms: int(),
     gates: list(ClaimGateJSON, MAX_NAME_LIST),
+    lock_duration_ms: int().meta({
+      description: "Lease each claimed message for at most this long (1000 ms to ten years).",
+    }),
   })
   .meta({ id: "ReceiveAnyRequest" });
 

@@ -76,6 +76,9 @@ export const RenewBatchRequest = z
   .strictObject({
     queue: str(),
     messages: list(LockRefJSON, MAX_RENEW_BATCH).meta({ description: "At most 512." }),
+    lock_duration_ms: int().meta({
+      description: "Extension: renew each lease for at most this long (1000 ms to ten years).",
+    }),
   })
   .meta({ id: "RenewBatchRequest" });
 

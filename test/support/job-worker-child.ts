@@ -2,7 +2,8 @@
 //   START <jobId> <pid> <attempt>   when a handler starts
 //   END <jobId> <pid>               when it returns
 //   TICK <jobId> <pid>              for each periodic `tick` job (with `--periodic`)
-// Usage: job-worker-child.ts <dbPath> [--periodic] [--concurrency N] [--remote URL]
+// `stall` jobs sleep the given ms on their first attempt only (and print START and END likewise).
+// Usage: job-worker-child.ts <dbPath> [--periodic] [--concurrency N] [--remote URL] [--lease-ms N]
 import { connect } from "../../src/client/index.js";
 import { currentJob, Queue } from "../../src/jobs/index.js";
 
@@ -10,13 +11,24 @@ const [path, ...rest] = process.argv.slice(2) as [string, ...string[]];
 const flag = (name: string) => rest.indexOf(name);
 const concurrency = flag("--concurrency") >= 0 ? Number(rest[flag("--concurrency") + 1]) : 4;
 const remote = flag("--remote") >= 0 ? rest[flag("--remote") + 1] : undefined;
+const leaseMs = flag("--lease-ms") >= 0 ? Number(rest[flag("--lease-ms") + 1]) : undefined;
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
-const queue = new Queue(remote ? { broker: connect(remote) } : { dbPath: path })
+const queue = new Queue({
+  ...(remote ? { broker: connect(remote) } : { dbPath: path }),
+  ...(leaseMs !== undefined && { leaseMs }),
+})
   .task("work", async (ms: number) => {
     const { jobId, attempt } = currentJob();
     out(`START ${jobId} ${process.pid} ${attempt}`);
     await new Promise((r) => setTimeout(r, ms));
+    out(`END ${jobId} ${process.pid}`);
+    return process.pid;
+  })
+  .task("stall", async (ms: number) => {
+    const { jobId, attempt } = currentJob();
+    out(`START ${jobId} ${process.pid} ${attempt}`);
+    if (attempt === 1) await new Promise((r) => setTimeout(r, ms));
     out(`END ${jobId} ${process.pid}`);
     return process.pid;
   })

@@ -74,6 +74,8 @@ export const jobHandlers: Pick<Handlers, JobRoutes> = {
         maxMessages: req.max_messages ?? 0,
         waitMs: req.wait_time_ms ?? 0,
         ...(req.gates && { gates: gates(req.gates) }),
+        ...(req.lock_duration_ms !== undefined &&
+          req.lock_duration_ms !== null && { lockDurationMs: req.lock_duration_ms }),
         signal: ctx.signal,
       }),
     );

@@ -136,7 +136,13 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
       lockToken: m.lock_token ?? "",
     }));
     ctx.note({ queue, n: items.length });
-    const results = await ctx.broker.renewBatch(queue, items);
+    const results = await ctx.broker.renewBatch(
+      queue,
+      items,
+      req.lock_duration_ms !== undefined && req.lock_duration_ms !== null
+        ? { lockDurationMs: req.lock_duration_ms }
+        : {},
+    );
     return {
       results: results.map((r) => ({
         seq_number: r.seqNumber,
