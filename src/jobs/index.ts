@@ -7,6 +7,7 @@ export type { RetryBackoff } from "./backoff.js";
 export { CborSerializer } from "./cbor.js";
 export { currentJob, type JobContext } from "./context.js";
 export type { Dashboard, DashboardOptions } from "./dashboard.js";
+export type { DebounceFields, Duration } from "./debounce.js";
 export {
   JobCancelledError,
   JobError,
@@ -15,6 +16,7 @@ export {
   JobTimeoutError,
   NotesValidationError,
   QueueError,
+  QueueFullError,
   ResultTimeoutError,
   SerializationError,
   TaskNotRegisteredError,
