@@ -582,10 +582,11 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     return this.inspector.listWorkers();
   }
 
-  /** Stops every worker of this queue (running handlers finish). */
+  /** Stops every worker of this queue (running handlers finish; their metrics are stored). */
   async shutdown(): Promise<void> {
     await Promise.all([...this.workers].map((w) => w.stop()));
     this.workers.clear();
+    await this.core.metrics.flush();
     this.stopFlowSweep?.();
     this.stopFlowSweep = undefined;
   }
@@ -596,7 +597,6 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
       this.closing = (async () => {
         await this.shutdown();
         await this.recorder?.flush();
-        await this.core.metrics.flush();
         await this.release?.();
       })();
     }
