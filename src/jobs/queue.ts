@@ -1,4 +1,5 @@
 import type { Broker } from "../contract/broker.js";
+import { MAX_NAME_LIST } from "../contract/limits.js";
 import { type Logger, stderrLogger } from "../engine/logger.js";
 import { Admission } from "./admission.js";
 import { acquireBroker } from "./broker-pool.js";
@@ -633,11 +634,19 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
         .filter((q) => q.kind === "queue" && inNamespace(q.name, this.core.namespace))
         .map((q) => q.name);
     }
-    const data = await broker.readMetrics(kind, {
-      queues,
+    const range = {
       ...(options.from !== undefined && { from: options.from }),
       ...(options.to !== undefined && { to: options.to }),
-    });
+    };
+    // A read names at most MAX_NAME_LIST queues: a namespace with more is read in parts and summed.
+    const byMinute = new Map<number, number>();
+    let i = 0;
+    do {
+      const part = await broker.readMetrics(kind, { ...range, queues: queues.slice(i, i + MAX_NAME_LIST) });
+      for (const p of part) byMinute.set(p.minute, (byMinute.get(p.minute) ?? 0) + p.count);
+      i += MAX_NAME_LIST;
+    } while (i < queues.length);
+    const data = [...byMinute].sort((a, b) => a[0] - b[0]).map(([minute, count]) => ({ minute, count }));
     return { data, count: data.reduce((n, p) => n + p.count, 0) };
   }
 

@@ -3,6 +3,7 @@ import { after, before, describe, it } from "node:test";
 import { InvalidArgumentError } from "../../src/contract/errors.js";
 import {
   MAX_METRIC_INCREMENTS_PER_CALL,
+  MAX_NAME_LIST,
   METRIC_BUCKET_MS,
   METRICS_RETENTION_MS,
 } from "../../src/contract/limits.js";
@@ -100,6 +101,12 @@ for (const subject of JOB_BROKER_SUBJECTS) {
         count: 1,
       }));
       await assert.rejects(broker.addMetrics(tooMany), InvalidArgumentError);
+      await assert.rejects(
+        broker.readMetrics("completed", {
+          queues: Array.from({ length: MAX_NAME_LIST + 1 }, (_, i) => `q${i}`),
+        }),
+        InvalidArgumentError,
+      );
       // Nothing of the refused calls was counted.
       assert.deepEqual(await broker.readMetrics("completed", { queues: ["q", "q0"] }), []);
       await broker.addMetrics([
@@ -111,6 +118,23 @@ for (const subject of JOB_BROKER_SUBJECTS) {
       assert.equal(points[0]!.count, 5);
       await queue.close();
     });
+
+    if (subject.name === "embedded") {
+      it("getMetrics sums a namespace of more queues than one read may name", async () => {
+        n++;
+        const queue = queueOn();
+        const names = Array.from({ length: MAX_NAME_LIST + 1 }, (_, i) => `ns${n}::q${i}`);
+        for (const name of names) await b.broker.createQueue(name);
+        await b.broker.addMetrics([
+          { queue: names[0]!, kind: "completed", count: 2 },
+          { queue: names[MAX_NAME_LIST]!, kind: "completed", count: 3 },
+        ]);
+        const metrics = await queue.getMetrics("completed");
+        assert.equal(metrics.count, 5);
+        assert.equal(metrics.data.length, 1);
+        await queue.close();
+      });
+    }
 
     // --- maxPending ------------------------------------------------------------------------------
 
