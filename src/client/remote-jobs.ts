@@ -4,6 +4,8 @@ import type {
   BrowseOptions,
   CancelMessageOptions,
   CancelOutcome,
+  DebouncedSend,
+  DebounceOptions,
   DeleteSettledOptions,
   Dependency,
   EventInput,
@@ -13,11 +15,15 @@ import type {
   JobService,
   MessageLogPage,
   MessageRecord,
+  MetricIncrement,
+  MetricKind,
+  MetricPoint,
+  MetricsQuery,
   ReceiveAnyOptions,
   WorkerInfo,
   WorkerRecord,
 } from "../contract/job-service.js";
-import type { Message } from "../contract/types.js";
+import type { Message, OutgoingMessage } from "../contract/types.js";
 import {
   attemptErrorFromWire,
   dependencyFromWire,
@@ -229,5 +235,41 @@ export abstract class RemoteJobService extends RemoteBase implements JobService 
       events: res.events.map((e) => ({ id: e.id, at: e.at_ms, type: e.type, data: e.data })),
       lastId: res.last_id,
     };
+  }
+
+  // --- job metrics and debounced sends ------------------------------------------------------------
+
+  async addMetrics(increments: MetricIncrement[]): Promise<void> {
+    if (!Array.isArray(increments)) throw new InvalidArgumentError("mqlite: increments must be a list");
+    if (increments.length === 0) return;
+    await this.http.call("addMetrics", {
+      increments: increments.map((i) => ({ queue: i.queue, kind: i.kind, count: i.count })),
+    });
+  }
+
+  async readMetrics(kind: MetricKind, query: MetricsQuery = {}): Promise<MetricPoint[]> {
+    const res = await this.http.call("readMetrics", {
+      kind,
+      ...(query.queues !== undefined && { queues: query.queues }),
+      ...(query.from !== undefined && { from_ms: query.from }),
+      ...(query.to !== undefined && { to_ms: query.to }),
+    });
+    return res.points.map((p) => ({ minute: p.minute_ms, count: p.count }));
+  }
+
+  async sendDebounced(
+    queue: string,
+    message: OutgoingMessage,
+    options: DebounceOptions,
+  ): Promise<DebouncedSend> {
+    const res = await this.http.call("sendDebounced", {
+      queue,
+      message: outgoingToWire(message),
+      key: options.key,
+      window_ms: options.windowMs,
+      max_wait_ms: options.maxWaitMs,
+      ...(options.replaceBody === true && { replace_body: true }),
+    });
+    return { seqNumber: res.seq_number, created: res.created };
   }
 }

@@ -213,6 +213,54 @@ export interface EventPage {
   lastId: number;
 }
 
+// --- job metrics and debounced sends ----------------------------------------------------------
+
+/** What `addMetrics` counts and `readMetrics` reads: settled jobs that completed, or that failed for good. */
+export type MetricKind = "completed" | "failed";
+
+/** Settlements to count in the current minute's bucket. */
+export interface MetricIncrement {
+  queue: string;
+  kind: MetricKind;
+  /** 1..`MAX_METRIC_INCREMENT`. */
+  count: number;
+}
+
+/** Which buckets `readMetrics` sums. */
+export interface MetricsQuery {
+  /** Only these queues (default: every queue). At most `MAX_NAME_LIST`. */
+  queues?: string[];
+  /** Epoch ms, inclusive (default: `to` minus `METRICS_RETENTION_MS`). */
+  from?: number;
+  /** Epoch ms, inclusive (default: now). At most `METRICS_RETENTION_MS` after `from`. */
+  to?: number;
+}
+
+/** One minute with settlements: its start (epoch ms) and the count, summed over the queues asked for. */
+export interface MetricPoint {
+  minute: number;
+  count: number;
+}
+
+/** Options of `sendDebounced`. */
+export interface DebounceOptions {
+  /** The window's key within the queue (1..`MAX_DEBOUNCE_KEY_BYTES` UTF-8 bytes). */
+  key: string;
+  /** Each send moves the delivery to `now + windowMs` (1..`MAX_DEBOUNCE_MS`). */
+  windowMs: number;
+  /** …but never past the window's opening plus `maxWaitMs` (`windowMs..MAX_DEBOUNCE_MS`). */
+  maxWaitMs: number;
+  /** A later send replaces the waiting message's body (default false: the first body is kept). */
+  replaceBody?: boolean;
+}
+
+/** What `sendDebounced` did. */
+export interface DebouncedSend {
+  seqNumber: number;
+  /** True when it stored a new message (a window opened); false when it moved a waiting one. */
+  created: boolean;
+}
+
 /** The job face's engine capabilities (see the file comment). Every method is async. */
 export interface JobService {
   /** Pauses a queue: its messages stay, nothing is claimed from it until `resumeQueue`. Idempotent. */
@@ -306,4 +354,21 @@ export interface JobService {
   appendEvents(events: EventInput[]): Promise<void>;
   /** Events with an id above `afterId`, oldest first (`limit` 0..1000, default 100). */
   readEvents(afterId: number, options?: { limit?: number }): Promise<EventPage>;
+  // --- job metrics and debounced sends ----------------------------------------------------------
+  /**
+   * Adds settlements to the per-minute buckets of the current minute (at most
+   * `MAX_METRIC_INCREMENTS_PER_CALL` increments). Buckets older than `METRICS_RETENTION_MS` are
+   * dropped.
+   */
+  addMetrics(increments: MetricIncrement[]): Promise<void>;
+  /** The minutes of `[from, to]` with settlements of `kind`, oldest first (empty minutes left out). */
+  readMetrics(kind: MetricKind, query?: MetricsQuery): Promise<MetricPoint[]>;
+  /**
+   * Sends a message through a debounce window, in one transaction: while the window's message is
+   * still scheduled and never delivered, this moves its delivery to
+   * `min(now + windowMs, opened + maxWaitMs)` (and, with `replaceBody`, takes the new body) instead of
+   * storing another; otherwise it stores the message, scheduled `windowMs` from now, and opens the
+   * window. The message's own delay and unique key do not apply.
+   */
+  sendDebounced(queue: string, message: OutgoingMessage, options: DebounceOptions): Promise<DebouncedSend>;
 }

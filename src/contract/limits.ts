@@ -43,6 +43,26 @@ export const MAX_EVENT_LOG_EVENTS = 10_000;
 /** How long the event log keeps an event: 24 hours. */
 export const EVENT_LOG_RETENTION_MS = 24 * 3600 * 1000;
 
+// --- job metrics and debounce windows ------------------------------------------------------------
+
+/** The width of a metrics bucket: one minute. */
+export const METRIC_BUCKET_MS = 60_000;
+
+/** How long metrics buckets are kept, and the widest range one read covers: 7 days (10,080 buckets). */
+export const METRICS_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+/** Increments of one `addMetrics` call. */
+export const MAX_METRIC_INCREMENTS_PER_CALL = 1000;
+
+/** The largest count of one increment. */
+export const MAX_METRIC_INCREMENT = 1_000_000;
+
+/** The UTF-8 bytes of a debounce window's key. */
+export const MAX_DEBOUNCE_KEY_BYTES = 1024;
+
+/** The longest debounce window and wait: 30 days. */
+export const MAX_DEBOUNCE_MS = 30 * 24 * 3600 * 1000;
+
 // Caps of a served request, checked while it is decoded and before any work: one request of a
 // million items, or nested a million levels deep, froze a served broker for seconds and took
 // gigabytes. The original caps only RenewBatch (512) and the 32 MiB body; these are high enough

@@ -13,6 +13,8 @@ import type {
   BrowseOptions,
   CancelMessageOptions,
   CancelOutcome,
+  DebouncedSend,
+  DebounceOptions,
   DeleteSettledOptions,
   Dependency,
   EventInput,
@@ -21,6 +23,10 @@ import type {
   HeartbeatResult,
   MessageLogPage,
   MessageRecord,
+  MetricIncrement,
+  MetricKind,
+  MetricPoint,
+  MetricsQuery,
   ReceiveAnyOptions,
   WorkerInfo,
   WorkerRecord,
@@ -80,6 +86,7 @@ import { VERSION } from "../version.js";
 import { Claimer, RECEIVE_BODY_BUDGET } from "./claim.js";
 import { ClaimGates, validateGates } from "./claim-gates.js";
 import { type DlqBounds, NO_DLQ_BOUNDS } from "./dead-letters.js";
+import { DebounceWindows } from "./debounce-windows.js";
 import { Dependencies } from "./dependencies.js";
 import { EventLog } from "./event-log.js";
 import {
@@ -103,6 +110,7 @@ import {
   waitingNodes,
 } from "./flow-input.js";
 import { type InsertTiming, MessageInserter, type RowToInsert } from "./insert.js";
+import { JobMetrics } from "./job-metrics.js";
 import { leaseCap } from "./lease.js";
 import { Locks } from "./locks.js";
 import { type Logger, stderrLogger } from "./logger.js";
@@ -111,6 +119,7 @@ import { emptyResult, Maintenance, type MaintenanceResult } from "./maintenance.
 import { MessageLogs } from "./message-logs.js";
 import { MessageRecords } from "./message-records.js";
 import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "./message-row.js";
+import { checkDebounce, checkIncrements, metricKind, metricsRange } from "./metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "./outgoing.js";
 import { pingMsSince } from "./ping.js";
 import { type CountRow, statsFromCounts } from "./queue-counts.js";
@@ -1525,6 +1534,68 @@ export class SqliteBroker implements Broker {
 
   readEvents(afterId: number, options: { limit?: number } = {}): Promise<EventPage> {
     return this.read(() => this.events.read(integer(afterId, "after_id"), eventLimit(options.limit)));
+  }
+
+  // --- job metrics and debounced sends ------------------------------------------------------------
+
+  private metricsTable: JobMetrics | undefined;
+  private windows: DebounceWindows | undefined;
+
+  private get jobMetrics(): JobMetrics {
+    this.metricsTable ??= new JobMetrics(this.db);
+    return this.metricsTable;
+  }
+
+  private get debounceWindows(): DebounceWindows {
+    this.windows ??= new DebounceWindows(this.db);
+    return this.windows;
+  }
+
+  addMetrics(increments: MetricIncrement[]): Promise<void> {
+    let merged: MetricIncrement[];
+    try {
+      merged = checkIncrements(increments);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (merged.length === 0) return Promise.resolve();
+    return this.write((_ctx, now) => this.jobMetrics.add(merged, now));
+  }
+
+  readMetrics(kind: MetricKind, query?: MetricsQuery): Promise<MetricPoint[]> {
+    try {
+      const k = metricKind(kind);
+      const range = metricsRange(query, this.clock.now());
+      return this.read(() => this.jobMetrics.read(k, range));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  sendDebounced(queue: string, message: OutgoingMessage, options: DebounceOptions): Promise<DebouncedSend> {
+    let d: Required<DebounceOptions>;
+    let m: PreparedMessage;
+    try {
+      d = checkDebounce(options);
+      m = { ...prepareMessages(message, this.maxMessageBytes)[0]!, delayMs: 0, uniqueKey: null };
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.write((ctx, now) => {
+      if (this.queues.get(queue)?.kind !== "queue")
+        throw new NotFoundError(`mqlite: queue not found: ${queue}`);
+      const moved = this.debounceWindows.slide(queue, d, m.body, now);
+      if (moved) {
+        ctx.afterCommit(() => this.loops.armScheduler(moved.at));
+        return { seqNumber: moved.seq, created: false };
+      }
+      const out = this.sendIn(ctx, queue, [m], now + d.windowMs, 0, now);
+      if (out.stored.size === 0)
+        throw new InvalidArgumentError("mqlite: a debounced send matched a live message (dedup)");
+      const seq = out.seqs[0]!;
+      this.debounceWindows.opened(queue, d.key, seq, now);
+      return { seqNumber: seq, created: true };
+    });
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Broker } from "../contract/broker.js";
 import type { Logger } from "../engine/logger.js";
 import type { QueueEventBus } from "./events.js";
+import type { MetricsRecorder } from "./metrics-recorder.js";
 import type { KeepJobs } from "./retention.js";
 import type { Serializer } from "./serializer.js";
 import type { EnqueueOptions, Middleware, TaskHandler, TaskOptions } from "./types.js";
@@ -35,4 +36,6 @@ export interface QueueCore {
   /** Bumped on every task registration (workers rebuild their claim gates). */
   tasksVersion: number;
   enqueue(task: string, args: unknown[], options: EnqueueOptions): Promise<string>;
+  /** Counts settled jobs into the broker's per-minute metrics. */
+  readonly metrics: MetricsRecorder;
 }

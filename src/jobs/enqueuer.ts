@@ -1,7 +1,9 @@
 import type { Broker } from "../contract/broker.js";
 import { NotFoundError } from "../contract/errors.js";
+import type { DebounceOptions } from "../contract/job-service.js";
 import type { OutgoingMessage } from "../contract/types.js";
 import type { QueueCore } from "./core.js";
+import { debounceRule, mergeDebounce, resolveDebounceKey } from "./debounce.js";
 import { QueueError } from "./errors.js";
 import {
   DEFAULT_MAX_RETRIES,
@@ -21,6 +23,8 @@ export interface PreparedJob {
   queue: string;
   taskName: string;
   message: OutgoingMessage;
+  /** Set when the job is debounced: it goes through its window (`sendDebounced`). */
+  debounce?: DebounceOptions;
 }
 
 function nonNegative(value: number | undefined, field: string): number | undefined {
@@ -56,6 +60,12 @@ export class Enqueuer {
     const timeoutMs = nonNegative(o.timeoutMs, "timeoutMs") ?? task?.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (timeoutMs < 1) throw new QueueError("timeoutMs must be at least 1");
     const delayMs = nonNegative(o.delayMs, "delayMs") ?? 0;
+    const context = `task "${taskName}"`;
+    const rule = debounceRule(context, mergeDebounce(task?.options, o));
+    if (rule && o.uniqueKey !== undefined)
+      throw new QueueError(
+        `${context}: uniqueKey and debounce cannot be combined (two different collapse rules)`,
+      );
     const queue = o.queue ?? "default";
     const serializer = this.core.serializer;
     const message: OutgoingMessage = {
@@ -77,12 +87,45 @@ export class Enqueuer {
       if (o.notes !== undefined) properties[PROP_NOTES] = encodeNotes(o.notes);
       message.properties = properties;
     }
-    return {
+    const prepared: PreparedJob = {
       engineQueue: engineQueue(o.namespace ?? this.core.namespace, queue),
       queue,
       taskName,
       message,
     };
+    if (rule) {
+      // One window per task and key within the queue; the window sets the run time (delayMs is ignored).
+      delete message.delayMs;
+      prepared.debounce = {
+        key: JSON.stringify([taskName, resolveDebounceKey(context, rule.keyTemplate, args)]),
+        windowMs: rule.windowMs,
+        maxWaitMs: rule.maxWaitMs,
+        replaceBody: rule.replacePayload,
+      };
+    }
+    return prepared;
+  }
+
+  /**
+   * Sends one debounced job through its window: a new job (`job.enqueued`), or the id of the job
+   * its window already holds, whose run moves.
+   */
+  async sendDebounced(job: PreparedJob): Promise<string> {
+    const debounce = job.debounce;
+    if (!debounce) throw new QueueError("not a debounced job");
+    const broker = this.core.openBroker() ?? (await this.core.broker());
+    if (!this.known.has(job.engineQueue)) await this.ensureQueue(broker, job.engineQueue);
+    const send = () => broker.sendDebounced(job.engineQueue, job.message, debounce);
+    const out = await send().catch(async (err: unknown) => {
+      if (!(err instanceof NotFoundError)) throw err;
+      this.known.delete(job.engineQueue);
+      await this.ensureQueue(broker, job.engineQueue);
+      return send();
+    });
+    const id = String(out.seqNumber);
+    if (out.created && this.core.events.has("job.enqueued"))
+      this.core.events.emit("job.enqueued", { jobId: id, taskName: job.taskName, queue: job.queue });
+    return id;
   }
 
   /** Sends prepared jobs (grouped per queue, one round trip each) and returns their ids in order. */

@@ -16,6 +16,20 @@ export class JobError extends Error {
 /** A misuse of the queue: bad options, an unparseable rate limit or cron, a closed queue. */
 export class QueueError extends JobError {}
 
+/**
+ * `enqueue` or `enqueueMany` would take a queue past its `maxPending` (see `configureQueue`):
+ * `pending` jobs wait in `queue` already, and the cap is `cap`. Nothing was enqueued.
+ */
+export class QueueFullError extends QueueError {
+  constructor(
+    readonly queue: string,
+    readonly pending: number,
+    readonly cap: number,
+  ) {
+    super(`queue '${queue}' is full: ${pending} pending >= maxPending ${cap}`);
+  }
+}
+
 /** A worker claimed a job whose task has no handler in its process. */
 export class TaskNotRegisteredError extends JobError {
   constructor(readonly taskName: string) {

@@ -40,6 +40,7 @@ export async function enqueueFlow(core: QueueCore, enqueuer: Enqueuer, flow: Flo
     if (children.length > 0 && options.delayMs)
       throw new QueueError("a flow job with children takes no delayMs: it runs when they are done");
     const job = enqueuer.prepare(f.task, f.args ?? [], options);
+    if (job.debounce) throw new QueueError("a flow job cannot debounce");
     if (parent !== undefined) job.message.properties = { ...job.message.properties, [PROP_FLOW_CHILD]: "1" };
     const index = nodes.length;
     if (index >= MAX_FLOW_JOBS) throw new QueueError(`a flow has at most ${MAX_FLOW_JOBS} jobs`);

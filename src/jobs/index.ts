@@ -7,6 +7,7 @@ export type { BackoffFunction, ExponentialBackoff, FixedBackoff, RetryBackoff } 
 export { CborSerializer } from "./cbor.js";
 export { currentJob, type JobContext } from "./context.js";
 export type { Dashboard, DashboardOptions } from "./dashboard.js";
+export type { DebounceFields, Duration } from "./debounce.js";
 export {
   JobCancelledError,
   JobError,
@@ -16,6 +17,7 @@ export {
   JobTimeoutError,
   NotesValidationError,
   QueueError,
+  QueueFullError,
   ResultTimeoutError,
   SerializationError,
   TaskNotRegisteredError,

@@ -142,7 +142,7 @@ export class JobRunner {
           if (result !== undefined) item.result = result;
         }
         await this.completions.complete(job.queue, item);
-        this.outcome("job.completed", "onCompleted", event());
+        this.outcome("job.completed", "onCompleted", event(), job.queue);
         return;
       }
       await this.fail(m, job, taskName, attempt, event);
@@ -284,6 +284,7 @@ export class JobRunner {
       "job.dead",
       "onDeadLetter",
       event({ error: message, timedOut: attempt.timedOut, retryCount: maxRetriesOf(m.maxDeliveryCount) }),
+      job.queue,
     );
   }
 
@@ -292,7 +293,11 @@ export class JobRunner {
     name: "job.completed" | "job.retrying" | "job.dead" | "job.cancelled",
     hook: "onCompleted" | "onRetry" | "onDeadLetter" | "onCancel",
     payload: OutcomeEvent,
+    queue?: string,
   ): void {
+    // The one place a settled job is counted in the metrics (its outcome is stored by now).
+    if (queue !== undefined && (name === "job.completed" || name === "job.dead"))
+      this.core.metrics.count(queue, name === "job.completed" ? "completed" : "failed");
     this.core.events.emit(name, payload);
     for (const mw of this.core.middleware) {
       const fn = mw[hook];

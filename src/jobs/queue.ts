@@ -1,9 +1,12 @@
 import type { Broker } from "../contract/broker.js";
+import { MAX_NAME_LIST } from "../contract/limits.js";
 import { type Logger, stderrLogger } from "../engine/logger.js";
+import { Admission } from "./admission.js";
 import { validateBackoff } from "./backoff.js";
 import { acquireBroker } from "./broker-pool.js";
 import type { QueueCore, RegisteredTask } from "./core.js";
 import { type Dashboard, type DashboardOptions, startDashboard } from "./dashboard.js";
+import { debounceRule } from "./debounce.js";
 import { Enqueuer } from "./enqueuer.js";
 import { QueueError } from "./errors.js";
 import { EventRecorder } from "./event-recorder.js";
@@ -12,7 +15,8 @@ import { cancelFlow, enqueueFlow, startFlowSweep } from "./flows.js";
 import { Inspector } from "./inspector.js";
 import { promoteJob, removeJob, retryJob } from "./job-actions.js";
 import { DEFAULT_LEASE_MS, DEFAULT_RESULT_TTL_MS, leaseMsOf, seqOf } from "./job-record.js";
-import { engineQueue } from "./naming.js";
+import { MetricsRecorder } from "./metrics-recorder.js";
+import { engineQueue, inNamespace } from "./naming.js";
 import { type PeriodicSchedule, PeriodicScheduler } from "./periodic.js";
 import { parseRateLimit } from "./rate-limit.js";
 import { peekResult, waitForResult } from "./results.js";
@@ -40,11 +44,14 @@ import type {
   JobAttemptError,
   JobFilter,
   JobLogs,
+  JobMetrics,
+  MetricsOptions,
   Middleware,
   PeriodicOptions,
   PeriodicScheduleOptions,
   PeriodicTask,
   QueueEventMap,
+  QueueLimits,
   QueueOptions,
   Stats,
   TaskHandler,
@@ -89,6 +96,7 @@ export interface EnqueueItem<A extends unknown[] = unknown[]> {
 export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHandler>> {
   private readonly core: QueueCore;
   private readonly enqueuer: Enqueuer;
+  private readonly admission: Admission;
   private readonly inspector: Inspector;
   private readonly periodic: PeriodicScheduler;
   private readonly topics: Topics;
@@ -139,8 +147,10 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
       logger,
       tasksVersion: 0,
       enqueue: (task, args, opts) => this.enqueueOne(task, args, opts),
+      metrics: new MetricsRecorder(() => this.core.broker(), logger),
     };
     this.enqueuer = new Enqueuer(this.core);
+    this.admission = new Admission(this.core);
     this.inspector = new Inspector(this.core);
     this.periodic = new PeriodicScheduler(this.core);
     this.topics = new Topics(this.core);
@@ -187,6 +197,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     validateKeep(options.keepDead, "keepDead");
     const task: RegisteredTask = { name, handler: run, options: { ...options } };
     if (options.rateLimit !== undefined) task.rate = parseRateLimit(options.rateLimit);
+    debounceRule(`task "${name}"`, options);
     this.core.tasks.set(name, task);
     this.core.tasksVersion++;
     return this as unknown as Queue<T & Record<N, H>>;
@@ -221,19 +232,50 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     return this.enqueueOne(task, (args ?? []) as unknown[], options ?? {});
   }
 
-  /** Enqueues many jobs of one task (one round trip per queue); ids in input order. */
+  /**
+   * Enqueues many jobs of one task (one round trip per queue); ids in input order. A queue's
+   * `maxPending` is checked for the whole batch (all or nothing). A batch cannot debounce.
+   */
   async enqueueMany<K extends TaskName<T>>(task: K, items: EnqueueItem<TaskArgs<T, K>>[]): Promise<string[]> {
     this.assertOpen();
+    if (!Array.isArray(items)) throw new QueueError("enqueueMany takes an array of { args, options }");
+    await this.admit(items.map((i) => i.options ?? {}));
     const prepared = items.map((i) =>
       this.enqueuer.prepare(task, (i.args ?? []) as unknown[], i.options ?? {}),
     );
+    if (prepared.some((p) => p.debounce))
+      throw new QueueError("enqueueMany cannot debounce: enqueue debounced jobs one at a time");
     return this.enqueuer.send(prepared);
   }
 
   private async enqueueOne(task: string, args: unknown[], options: EnqueueOptions): Promise<string> {
     this.assertOpen();
-    const [id] = await this.enqueuer.send([this.enqueuer.prepare(task, args, options)]);
+    await this.admit([options ?? {}]);
+    const job = this.enqueuer.prepare(task, args, options);
+    if (job.debounce) return this.enqueuer.sendDebounced(job);
+    const [id] = await this.enqueuer.send([job]);
     return id!;
+  }
+
+  /** The `maxPending` check, first in the enqueue pipeline (before middleware and debounce). */
+  private admit(options: EnqueueOptions[]): Promise<void> {
+    const jobs = new Map<string, { namespace: string | undefined; count: number }>();
+    for (const o of options) {
+      const queue = o.queue ?? "default";
+      const had = jobs.get(queue);
+      if (had) had.count++;
+      else jobs.set(queue, { namespace: o.namespace ?? this.core.namespace, count: 1 });
+    }
+    return this.admission.check(jobs);
+  }
+
+  /**
+   * Sets a queue's limits (this process's producers apply them): `maxPending` refuses enqueues with
+   * `QueueFullError` once that many jobs wait in the queue, counted across every process.
+   */
+  configureQueue(name: string, limits: QueueLimits): this {
+    this.admission.configure(name, limits);
+    return this;
   }
 
   private assertOpen(): void {
@@ -616,10 +658,11 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     return this.inspector.listWorkers();
   }
 
-  /** Stops every worker of this queue (running handlers finish). */
+  /** Stops every worker of this queue (running handlers finish; their metrics are stored). */
   async shutdown(): Promise<void> {
     await Promise.all([...this.workers].map((w) => w.stop()));
     this.workers.clear();
+    await this.core.metrics.flush();
     this.stopFlowSweep?.();
     this.stopFlowSweep = undefined;
     this.stopRetention?.();
@@ -651,6 +694,38 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
   enqueueFlow(flow: FlowJob): Promise<FlowNodeIds> {
     this.assertOpen();
     return enqueueFlow(this.core, this.enqueuer, flow);
+  }
+
+  // --- metrics --------------------------------------------------------------------------------------
+
+  /**
+   * Per-minute counts of jobs that completed, or failed for good (dead-lettered), in `[from, to]`
+   * (default: the last 7 days), counted by every worker on the broker. Minutes without any are left
+   * out. Buckets are kept 7 days; a range spans at most 7 days (`InvalidArgumentError` beyond).
+   */
+  async getMetrics(kind: "completed" | "failed", options: MetricsOptions = {}): Promise<JobMetrics> {
+    const broker = await this.core.broker();
+    let queues: string[];
+    if (options.queue !== undefined) queues = [engineQueue(this.core.namespace, options.queue)];
+    else {
+      queues = (await broker.listQueues())
+        .filter((q) => q.kind === "queue" && inNamespace(q.name, this.core.namespace))
+        .map((q) => q.name);
+    }
+    const range = {
+      ...(options.from !== undefined && { from: options.from }),
+      ...(options.to !== undefined && { to: options.to }),
+    };
+    // A read names at most MAX_NAME_LIST queues: a namespace with more is read in parts and summed.
+    const byMinute = new Map<number, number>();
+    let i = 0;
+    do {
+      const part = await broker.readMetrics(kind, { ...range, queues: queues.slice(i, i + MAX_NAME_LIST) });
+      for (const p of part) byMinute.set(p.minute, (byMinute.get(p.minute) ?? 0) + p.count);
+      i += MAX_NAME_LIST;
+    } while (i < queues.length);
+    const data = [...byMinute].sort((a, b) => a[0] - b[0]).map(([minute, count]) => ({ minute, count }));
+    return { data, count: data.reduce((n, p) => n + p.count, 0) };
   }
 
   /** A job's log lines (`currentJob().log`), oldest first: `{ logs, count }`. */

@@ -1,5 +1,6 @@
 import type { Broker } from "../contract/broker.js";
 import type { RetryBackoff } from "./backoff.js";
+import type { DebounceFields } from "./debounce.js";
 import type { RateLimit } from "./rate-limit.js";
 import type { KeepJobs } from "./retention.js";
 import type { Serializer } from "./serializer.js";
@@ -52,8 +53,8 @@ export interface QueueOptions {
 /** A task's handler: positional arguments, any return value (awaited). */
 export type TaskHandler = (...args: any[]) => unknown;
 
-/** Options of `queue.task(name, handler, options)`. */
-export interface TaskOptions {
+/** Options of `queue.task(name, handler, options)`. The debounce fields are every enqueue's defaults. */
+export interface TaskOptions extends DebounceFields {
   /** Retries after the first attempt (0 = never retry). Also the per-job default. Default 3. */
   maxRetries?: number;
   /**
@@ -80,8 +81,11 @@ export interface TaskOptions {
   keepDead?: KeepJobs;
 }
 
-/** Options of `enqueue`. */
-export interface EnqueueOptions {
+/**
+ * Options of `enqueue`. The debounce fields override the task's, field by field; a debounced
+ * enqueue ignores `delayMs` (the window sets the run time) and cannot take a `uniqueKey`.
+ */
+export interface EnqueueOptions extends DebounceFields {
   /** Default `"default"`. */
   queue?: string;
   /** Higher runs first within a queue. Default 0. */
@@ -339,7 +343,7 @@ export interface PeriodicTask {
 // --- flows --------------------------------------------------------------------------------------
 
 /** Options of one job of a flow: those of `enqueue`, and what its failure does to its parent. */
-export interface FlowJobOptions extends Omit<EnqueueOptions, "uniqueKey"> {
+export interface FlowJobOptions extends Omit<EnqueueOptions, "uniqueKey" | keyof DebounceFields> {
   /**
    * Default true: when this job dies (dead-lettered or cancelled), its parent dies too, without
    * running. False: the parent runs once its other children are done, and reads this job's failure
@@ -370,5 +374,41 @@ export interface JobLogs {
   /** The lines, oldest first. */
   logs: string[];
   /** How many lines the job keeps (at most 1000; older ones are dropped). */
+  count: number;
+}
+
+// --- queue limits and metrics -------------------------------------------------------------------
+
+/** Options of `queue.configureQueue(name, limits)`. */
+export interface QueueLimits {
+  /**
+   * An admission cap on the queue's backlog: once this many jobs wait in it (pending, delayed, or
+   * failed and waiting for their retry), `enqueue` and `enqueueMany` throw `QueueFullError`. The
+   * count is read from the store, so it includes jobs enqueued by other processes; it is checked by
+   * each producer before it enqueues (count, then insert: racing producers may pass it by a few).
+   * `undefined` removes the cap.
+   */
+  maxPending?: number;
+}
+
+/** Options of `queue.getMetrics`. */
+export interface MetricsOptions {
+  /** Epoch ms (default: `to` minus 7 days). */
+  from?: number;
+  /** Epoch ms (default: now). At most 7 days after `from`. */
+  to?: number;
+  /** Only this queue (default: every queue of the namespace). */
+  queue?: string;
+}
+
+/** One minute of `getMetrics`: its start (epoch ms) and how many jobs settled so in it. */
+export interface MetricsPoint {
+  minute: number;
+  count: number;
+}
+
+/** What `queue.getMetrics` returns: the minutes with settlements, oldest first, and their sum. */
+export interface JobMetrics {
+  data: MetricsPoint[];
   count: number;
 }

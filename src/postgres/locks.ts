@@ -23,7 +23,9 @@ export type XactLockKind =
   /** The one namespace of queues, subscriptions and topics: checks and changes are serialised. */
   | "namespace"
   /** The event log: appends one at a time, so ids commit in order. */
-  | "event_log";
+  | "event_log"
+  /** A debounce window of a queue: concurrent sends of one key see each other. */
+  | "debounce";
 
 export function xactLockKey(schema: string, kind: XactLockKind, ...parts: string[]): bigint {
   const h = createHash("sha256").update(`${schema}\u0000${kind}`);

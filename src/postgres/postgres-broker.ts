@@ -12,6 +12,8 @@ import type {
   BrowseOptions,
   CancelMessageOptions,
   CancelOutcome,
+  DebouncedSend,
+  DebounceOptions,
   DeleteSettledOptions,
   Dependency,
   EventInput,
@@ -20,6 +22,10 @@ import type {
   HeartbeatResult,
   MessageLogPage,
   MessageRecord,
+  MetricIncrement,
+  MetricKind,
+  MetricPoint,
+  MetricsQuery,
   ReceiveAnyOptions,
   WorkerInfo,
   WorkerRecord,
@@ -90,6 +96,7 @@ import { type Logger, stderrLogger } from "../engine/logger.js";
 import { Loops, type MaintenanceStep } from "../engine/loops.js";
 import { emptyResult, type MaintenanceResult } from "../engine/maintenance.js";
 import { type MessageRow, peekedMessage } from "../engine/message-row.js";
+import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../engine/metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "../engine/outgoing.js";
 import { pingMsSince } from "../engine/ping.js";
 import { type CountRow, statsFromCounts } from "../engine/queue-counts.js";
@@ -114,10 +121,12 @@ import { VERSION } from "../version.js";
 import { PgClaimer } from "./claim.js";
 import { PEEK_COLUMNS } from "./columns.js";
 import { type Conn, Db } from "./db.js";
+import { PgDebounceWindows } from "./debounce-windows.js";
 import { PgDependencies } from "./dependencies.js";
 import { PgEventLog } from "./event-log.js";
 import { PgGates } from "./gates.js";
 import { PgInserter, payloadsOf, type SendOutcome } from "./insert.js";
+import { PgJobMetrics } from "./job-metrics.js";
 import { lockAll, xactLockKey } from "./locks.js";
 import { PgMaintenance } from "./maintenance.js";
 import { PgMessageLogs } from "./message-logs.js";
@@ -1371,6 +1380,54 @@ export class PostgresBroker implements Broker {
     const after = integer(afterId, "after_id");
     const limit = eventLimit(options.limit);
     return this.read((c) => this.eventLog.read(c, after, limit));
+  }
+
+  // --- job metrics and debounced sends ------------------------------------------------------------
+
+  private readonly jobMetrics = new PgJobMetrics();
+  private readonly debounceWindows = new PgDebounceWindows();
+
+  async addMetrics(increments: MetricIncrement[]): Promise<void> {
+    const merged = checkIncrements(increments);
+    if (merged.length === 0) return;
+    await this.write((c, now) => this.jobMetrics.add(c, merged, now));
+  }
+
+  async readMetrics(kind: MetricKind, query?: MetricsQuery): Promise<MetricPoint[]> {
+    const k = metricKind(kind);
+    const range = metricsRange(query, this.clock.now());
+    return this.read((c) => this.jobMetrics.read(c, k, range));
+  }
+
+  async sendDebounced(
+    queue: string,
+    message: OutgoingMessage,
+    options: DebounceOptions,
+  ): Promise<DebouncedSend> {
+    const d = checkDebounce(options);
+    const m: PreparedMessage = {
+      ...prepareMessages(message, this.maxMessageBytes)[0]!,
+      delayMs: 0,
+      uniqueKey: null,
+    };
+    const name = pgName(queue);
+    return this.write(async (c, now) => {
+      const row = await this.queues.get(c, name);
+      if (row?.kind !== "queue") throw new NotFoundError(`mqlite: queue not found: ${queue}`);
+      await lockAll(c, [xactLockKey(this.schema, "debounce", name, d.key)]);
+      const moved = await this.debounceWindows.slide(c, name, d, m.body, now);
+      if (moved) {
+        this.wakeLocal(c, { activated: [], scheduledFor: [moved.at] });
+        return { seqNumber: moved.seq, created: false };
+      }
+      const sent = await this.inserter.send(c, name, [m], { now, visibleAt: now + d.windowMs, ttlMs: 0 });
+      const seq = sent.seqs[0];
+      if (seq === undefined || seq === 0)
+        throw new InvalidArgumentError("mqlite: a debounced send matched a live message (dedup)");
+      await this.debounceWindows.opened(c, name, d.key, seq, now);
+      this.wakeLocal(c, { activated: sent.activated, scheduledFor: sent.scheduledFor });
+      return { seqNumber: seq, created: true };
+    });
   }
 }
 

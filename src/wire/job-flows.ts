@@ -79,6 +79,44 @@ export const ReadEventsResponse = z
   })
   .meta({ id: "ReadEventsResponse" });
 
+// Job metrics and debounced sends.
+
+export const AddMetricsRequest = z
+  .strictObject({
+    increments: list(
+      z.strictObject({ queue: z.string(), kind: z.enum(["completed", "failed"]), count: z.int() }),
+    ),
+  })
+  .meta({ id: "AddMetricsRequest" });
+
+export const ReadMetricsRequest = z
+  .strictObject({
+    kind: z.enum(["completed", "failed"]),
+    queues: list(z.string()).meta({ description: "Absent: every queue." }),
+    from_ms: int(),
+    to_ms: int(),
+  })
+  .meta({ id: "ReadMetricsRequest" });
+
+export const ReadMetricsResponse = z
+  .strictObject({ points: z.array(z.strictObject({ minute_ms: z.int(), count: z.int() })) })
+  .meta({ id: "ReadMetricsResponse" });
+
+export const SendDebouncedRequest = z
+  .strictObject({
+    queue: str(),
+    message: WireMessage,
+    key: z.string(),
+    window_ms: z.int(),
+    max_wait_ms: z.int(),
+    replace_body: bool(),
+  })
+  .meta({ id: "SendDebouncedRequest" });
+
+export const SendDebouncedResponse = z
+  .strictObject({ seq_number: z.int(), created: z.boolean() })
+  .meta({ id: "SendDebouncedResponse" });
+
 export function dependencyToWire(d: Dependency): z.input<typeof DependencyJSON> {
   return {
     seq_number: d.seqNumber,

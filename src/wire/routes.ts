@@ -483,6 +483,30 @@ export const ROUTES = {
     "Events after a cursor, oldest first.",
     true,
   ),
+  addMetrics: rpc(
+    "JobService",
+    "AddMetrics",
+    flows.AddMetricsRequest,
+    Empty,
+    "Count settled jobs in the current minute's buckets.",
+    true,
+  ),
+  readMetrics: rpc(
+    "JobService",
+    "ReadMetrics",
+    flows.ReadMetricsRequest,
+    flows.ReadMetricsResponse,
+    "Per-minute counts of settled jobs in a range, oldest first.",
+    true,
+  ),
+  sendDebounced: rpc(
+    "JobService",
+    "SendDebounced",
+    flows.SendDebouncedRequest,
+    flows.SendDebouncedResponse,
+    "Send through a debounce window: move its waiting message, or store one.",
+    true,
+  ),
 } as const;
 
 export type Routes = typeof ROUTES;

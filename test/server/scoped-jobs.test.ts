@@ -6,6 +6,7 @@ import { silentLogger } from "../../src/engine/logger.js";
 import { openBroker } from "../../src/engine/open.js";
 import { Queue } from "../../src/jobs/index.js";
 import { startServer } from "../../src/server/index.js";
+import { eventually } from "../support/eventually.js";
 
 describe("the job face over a served broker with scoped tokens", () => {
   it("a producer with send+monitor and a worker with listen+monitor run a job end to end", async () => {
@@ -68,6 +69,49 @@ describe("the job face over a served broker with scoped tokens", () => {
     } finally {
       await stranger.close();
       await producer.close();
+      await admin.close();
+      await server.close();
+    }
+  });
+
+  it("metrics are counted by a worker's token and read with monitor; a debounced send needs send on its queue", async () => {
+    const broker = await openBroker(":memory:", { logger: silentLogger });
+    const server = await startServer({
+      broker,
+      port: 0,
+      logger: silentLogger,
+      tokens: [
+        "admin:adm",
+        "shop:prod=send:images+monitor",
+        "resizer:work=listen:images",
+        "blind:bl=send:images",
+      ],
+    });
+    const admin = connect(server.url, { token: "adm" });
+    const debounced = { debounce: 50, debounceKey: "one", debounceMaxWait: 100 } as const;
+    const producer = new Queue({ broker: connect(server.url, { token: "prod" }) }).task(
+      "resize",
+      () => {},
+      debounced,
+    );
+    const worker = new Queue({ broker: connect(server.url, { token: "work" }) }).task("resize", () => "ok");
+    const blind = new Queue({ broker: connect(server.url, { token: "bl" }) });
+    try {
+      await admin.createQueue("images");
+      worker.runWorker({ concurrency: 1, queues: ["images"] });
+      const id = await producer.enqueue("resize", [], { queue: "images" });
+      assert.equal(await producer.result(id, { timeoutMs: 20_000 }), "ok");
+      await eventually(
+        async () => (await producer.getMetrics("completed", { queue: "images" })).count === 1,
+        10_000,
+        "the worker's count",
+      );
+      await assert.rejects(blind.getMetrics("completed", { queue: "images" }), PermissionDeniedError);
+      await assert.rejects(producer.enqueue("resize", [], { queue: "other" }), PermissionDeniedError);
+    } finally {
+      await worker.close();
+      await producer.close();
+      await blind.close();
       await admin.close();
       await server.close();
     }

@@ -88,6 +88,7 @@ describe("store: migrations", () => {
         { version: 8, name: "rowid_tailed_indexes" },
         { version: 9, name: "queue_counts" },
         { version: 10, name: "flows_logs_events" },
+        { version: 11, name: "metrics_debounce" },
       ],
     );
     // 6 (sequence_reservations): ids come from the reservation, not from AUTOINCREMENT.

@@ -3,9 +3,17 @@ import { jobs } from "./0002_jobs.js";
 import { jobTopics } from "./0003_job_topics.js";
 import { queueCounts } from "./0004_queue_counts.js";
 import { flowsLogsEvents } from "./0005_flows_logs_events.js";
+import { metricsDebounce } from "./0006_metrics_debounce.js";
 import type { PgMigration } from "./migration.js";
 
 /** Every migration of the PostgreSQL schema, in order. */
-export const pgMigrations: readonly PgMigration[] = [initial, jobs, jobTopics, queueCounts, flowsLogsEvents];
+export const pgMigrations: readonly PgMigration[] = [
+  initial,
+  jobs,
+  jobTopics,
+  queueCounts,
+  flowsLogsEvents,
+  metricsDebounce,
+];
 
 export const PG_SCHEMA_VERSION = pgMigrations[pgMigrations.length - 1]!.version;

@@ -99,6 +99,10 @@ export const POLICY: Record<Exclude<Operation, BySeq>, (args: unknown[]) => Need
   appendMessageLog: ([queue]) => listen(queue),
   appendEvents: () => CLIENT,
   readEvents: () => MONITOR,
+  // Job metrics are counted by workers, read by monitors; a debounced send is a send.
+  addMetrics: () => CLIENT,
+  readMetrics: () => MONITOR,
+  sendDebounced: ([queue]) => send(queue),
 };
 
 /** Operations that name messages by sequence number only. */

@@ -8,7 +8,10 @@ type FlowRoutes =
   | "appendMessageLog"
   | "messageLog"
   | "appendEvents"
-  | "readEvents";
+  | "readEvents"
+  | "addMetrics"
+  | "readMetrics"
+  | "sendDebounced";
 
 /** Flows, message logs and the event log of the job face. */
 export const flowHandlers: Pick<Handlers, FlowRoutes> = {
@@ -64,5 +67,31 @@ export const flowHandlers: Pick<Handlers, FlowRoutes> = {
       ...(req.limit !== undefined && req.limit !== null && { limit: req.limit }),
     });
     return { events: page.events.map(eventToWire), last_id: page.lastId };
+  },
+
+  async addMetrics(req, ctx) {
+    await ctx.broker.addMetrics(req.increments ?? []);
+    return {};
+  },
+
+  async readMetrics(req, ctx) {
+    const points = await ctx.broker.readMetrics(req.kind, {
+      ...(req.queues !== undefined && req.queues !== null && { queues: req.queues }),
+      ...(req.from_ms !== undefined && req.from_ms !== null && { from: req.from_ms }),
+      ...(req.to_ms !== undefined && req.to_ms !== null && { to: req.to_ms }),
+    });
+    return { points: points.map((p) => ({ minute_ms: p.minute, count: p.count })) };
+  },
+
+  async sendDebounced(req, ctx) {
+    const queue = req.queue ?? "";
+    ctx.note({ queue, msgs: 1 });
+    const out = await ctx.broker.sendDebounced(queue, outgoingFromWire(req.message), {
+      key: req.key,
+      windowMs: req.window_ms,
+      maxWaitMs: req.max_wait_ms,
+      replaceBody: req.replace_body === true,
+    });
+    return { seq_number: out.seqNumber, created: out.created };
   },
 };

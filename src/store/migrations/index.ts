@@ -8,6 +8,7 @@ import { topicLogReservations } from "./0007_topic_log_reservations.js";
 import { rowidTailedIndexes } from "./0008_rowid_tailed_indexes.js";
 import { queueCounts } from "./0009_queue_counts.js";
 import { flowsLogsEvents } from "./0010_flows_logs_events.js";
+import { metricsDebounce } from "./0011_metrics_debounce.js";
 import type { Migration } from "./migration.js";
 
 export type { Migration } from "./migration.js";
@@ -24,6 +25,7 @@ export const migrations: readonly Migration[] = [
   rowidTailedIndexes,
   queueCounts,
   flowsLogsEvents,
+  metricsDebounce,
 ];
 
 export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1]!.version;

@@ -1,0 +1,55 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { describe, it } from "node:test";
+import { tempDir } from "./support/temp.js";
+
+// The ```ts blocks of the metrics, maxPending and debouncing sections of docs/jobs.md are whole
+// programs that must run as written (each in a fresh directory, through the package's `source`
+// condition), and print what their comments say.
+const SECTIONS = ["## Metrics", "## Queue limits: maxPending", "## Debouncing"];
+const doc = readFileSync("docs/jobs.md", "utf8");
+const blocks = SECTIONS.flatMap((heading) => {
+  const start = doc.indexOf(`\n${heading}\n`);
+  assert.ok(start >= 0, `docs/jobs.md has a section "${heading}"`);
+  const end = doc.indexOf("\n## ", start + heading.length + 2);
+  const section = doc.slice(start, end < 0 ? undefined : end);
+  return [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => ({ heading, code: m[1]! }));
+});
+
+/** What each block must print (in order of the blocks above). */
+const EXPECTED: RegExp[][] = [
+  [/^JobFailedError$/m, /^completed 3$/m, /\[ \{ minute: \d+, count: 3 \} \]/, /^failed 1$/m],
+  [/^queue 'mail' is full: 2 pending >= maxPending 2$/m, /^sent to c@example\.com$/m],
+  [/^true false$/m, /^report of u1 after name$/m, /^report of u2 after name$/m],
+];
+
+describe("docs/jobs.md metrics, maxPending and debouncing examples run as written", () => {
+  it("has the examples", () => assert.equal(blocks.length, EXPECTED.length));
+  blocks.forEach(({ heading, code }, i) => {
+    it(`${heading} example ${i + 1}`, () => {
+      const tmp = tempDir("mqlite-doc-");
+      const file = resolve("test", `.doc-jobs-metrics-example-${process.pid}-${i}.ts`);
+      try {
+        writeFileSync(file, code);
+        const flags = [
+          ...process.execArgv
+            .filter((a) => !a.startsWith("--test"))
+            .map((a) => (a === "tsx" ? import.meta.resolve("tsx") : a)),
+          "--conditions=source",
+        ];
+        const r = spawnSync(process.execPath, [...flags, file], {
+          cwd: tmp.dir,
+          encoding: "utf8",
+          timeout: 60_000,
+        });
+        assert.equal(r.status, 0, `example ${i + 1} failed:\n${code}\n${r.stdout}\n${r.stderr}`);
+        for (const re of EXPECTED[i] ?? []) assert.match(r.stdout, re, `example ${i + 1} prints ${re}`);
+      } finally {
+        tmp.cleanup();
+        rmSync(file, { force: true });
+      }
+    });
+  });
+});
