@@ -37,7 +37,9 @@ interface ListSchema {
 
 /** The item schema and cap of a request's list field, seen through `.nullish()`; undefined if not a list. */
 function listSchemaOf(schema: z.ZodType, key: string): ListSchema | undefined {
-  let field = (schema as unknown as { shape?: Record<string, z.ZodType> }).shape?.[key];
+  const shape = (schema as unknown as { shape?: Record<string, z.ZodType> }).shape;
+  // Own fields only: a body's "__proto__" or "constructor" key names no field of the schema.
+  let field = shape && Object.hasOwn(shape, key) ? shape[key] : undefined;
   for (let i = 0; field && i < 4; i++) {
     const def = (field as unknown as { def: { type: string; innerType?: z.ZodType; element?: z.ZodType } })
       .def;

@@ -103,6 +103,22 @@ describe("sliced decoding", () => {
       },
     ],
     [
+      // Found by the RPC fuzzer: "__proto__" was looked up on the schema's shape and found
+      // Object.prototype, a 500 instead of the unknown-field refusal.
+      "a __proto__ key holding a list, beside a large field",
+      {
+        schema: CompleteBatchRequest,
+        text: `{"queue":"q","messages":[{"seq_number":1,"lock_token":"${body.repeat(100)}"}],"__proto__":["x"]}`,
+      },
+    ],
+    [
+      "a constructor key holding a list",
+      {
+        schema: SendRequest,
+        text: `{"queue":"q","messages":${JSON.stringify(messages(300))},"constructor":[]}`,
+      },
+    ],
+    [
       "a duplicate list key",
       {
         schema: SendRequest,
