@@ -2,7 +2,7 @@
 // sends (one per call from one caller and from 16, batches of 64), end to end (4×4 and 16×16),
 // fan-out to 10 subscriptions, and group commit under synchronous=full (16 concurrent producers
 // against one transaction per send). Env: BENCH_MS (per round, default 1500), BENCH_ROUNDS.
-import { silentLogger } from "../src/engine/logger.js";
+import { silentLogger } from "../src/contract/logger.js";
 import { openBroker } from "../src/engine/open.js";
 import type { SqliteBroker } from "../src/engine/sqlite-broker.js";
 import { type Contender, mainIfEntry, median, Recorder, ROUNDS, scratch } from "./_lib.js";

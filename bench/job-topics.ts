@@ -4,7 +4,7 @@
 // face's queue.publish, which also reads back the jobs it made). Env: BENCH_MS (per round, default
 // 1500), BENCH_ROUNDS, BENCH_SUBSCRIBERS (default 20).
 import Database from "better-sqlite3";
-import { silentLogger } from "../src/engine/logger.js";
+import { silentLogger } from "../src/contract/logger.js";
 import { openBroker } from "../src/engine/open.js";
 import type { SqliteBroker } from "../src/engine/sqlite-broker.js";
 import { Queue } from "../src/jobs/index.js";

@@ -3,7 +3,7 @@
 // matches), published to by one caller; publishes and stored copies per second, beside raw
 // better-sqlite3 inserting the same number of rows in one transaction per publish, in the same run.
 // Env: BENCH_MS (per round, default 1500), BENCH_ROUNDS.
-import { silentLogger } from "../src/engine/logger.js";
+import { silentLogger } from "../src/contract/logger.js";
 import { openBroker } from "../src/engine/open.js";
 import type { SqliteBroker } from "../src/engine/sqlite-broker.js";
 import { mainIfEntry, PAYLOAD_256, Recorder, type SuiteResult, scratch } from "./_lib.js";

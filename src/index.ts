@@ -15,10 +15,10 @@ export {
 export * from "./contract/errors.js";
 export * from "./contract/types.js";
 export type { DlqBounds } from "./engine/dead-letters.js";
-export type { Logger } from "./engine/logger.js";
+export type { Logger } from "./contract/logger.js";
 export type { MaintenanceResult } from "./engine/maintenance.js";
 export { SqliteBroker, type SqliteBrokerOptions, type Transaction } from "./engine/sqlite-broker.js";
-export { type Clock, ManualClock, systemClock } from "./store/clock.js";
+export { type Clock, ManualClock, systemClock } from "./core/clock.js";
 export { parseSyncMode, type SyncMode } from "./store/sync-mode.js";
 export { VERSION } from "./version.js";
 

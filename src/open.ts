@@ -3,7 +3,7 @@ import type { MaintenanceResult } from "./engine/maintenance.js";
 import { SqliteBroker, type SqliteBrokerOptions } from "./engine/sqlite-broker.js";
 import { isPostgresDsn, type PostgresBrokerOptions, type PostgresDsn } from "./postgres/options.js";
 import type { PostgresBroker } from "./postgres/postgres-broker.js";
-import type { Clock } from "./store/clock.js";
+import type { Clock } from "./core/clock.js";
 import { assertSupportedLocation } from "./store/database.js";
 
 /** What both storage engines offer beyond the `Broker` contract. */

@@ -1,6 +1,6 @@
 import type { ClaimGate } from "../contract/job-service.js";
 import type { Message } from "../contract/types.js";
-import type { Clock } from "../store/clock.js";
+import type { Clock } from "../core/clock.js";
 import type { WriteContext } from "../store/writer.js";
 import type { Claimer } from "./claim.js";
 import type { ClaimGates } from "./claim-gates.js";

@@ -68,8 +68,8 @@ import type {
 import { MESSAGE_STATES } from "../contract/types.js";
 import type { FilterMessage } from "../filter/index.js";
 import { type CheckpointedFile, checkpointInBackground } from "../store/checkpointer.js";
-import type { Clock } from "../store/clock.js";
-import { systemClock } from "../store/clock.js";
+import type { Clock } from "../core/clock.js";
+import { systemClock } from "../core/clock.js";
 import { isMemoryPath, normalizePath, openDatabase, type SqliteDatabase } from "../store/database.js";
 import { LATEST_SCHEMA_VERSION } from "../store/migrations/index.js";
 import { mapSqliteError } from "../store/sqlite-errors.js";
@@ -103,7 +103,7 @@ import {
 } from "./flow-input.js";
 import { type InsertTiming, MessageInserter, type RowToInsert } from "./insert.js";
 import { Locks } from "./locks.js";
-import { type Logger, stderrLogger } from "./logger.js";
+import { type Logger, stderrLogger } from "../contract/logger.js";
 import { Loops } from "./loops.js";
 import { emptyResult, Maintenance, type MaintenanceResult } from "./maintenance.js";
 import { MessageLogs } from "./message-logs.js";

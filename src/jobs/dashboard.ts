@@ -1,5 +1,5 @@
 import type { Broker } from "../contract/broker.js";
-import { type Logger, silentLogger } from "../engine/logger.js";
+import { type Logger, silentLogger } from "../contract/logger.js";
 import type { PeriodicTask } from "./types.js";
 
 /** Options of `queue.dashboard()`. */

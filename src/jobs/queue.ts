@@ -1,5 +1,5 @@
 import type { Broker } from "../contract/broker.js";
-import { type Logger, stderrLogger } from "../engine/logger.js";
+import { type Logger, stderrLogger } from "../contract/logger.js";
 import { acquireBroker } from "./broker-pool.js";
 import type { QueueCore, RegisteredTask } from "./core.js";
 import { type Dashboard, type DashboardOptions, startDashboard } from "./dashboard.js";

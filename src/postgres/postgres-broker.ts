@@ -84,7 +84,7 @@ import {
   prepareFlow,
   waitingNodes,
 } from "../engine/flow-input.js";
-import { type Logger, stderrLogger } from "../engine/logger.js";
+import { type Logger, stderrLogger } from "../contract/logger.js";
 import { Loops, type MaintenanceStep } from "../engine/loops.js";
 import { emptyResult, type MaintenanceResult } from "../engine/maintenance.js";
 import { type MessageRow, peekedMessage } from "../engine/message-row.js";
@@ -105,8 +105,8 @@ import {
 import { waitAny } from "../engine/wait-any.js";
 import { Waiters } from "../engine/waiters.js";
 import { DEFAULT_WORKER_STALE_MS } from "../engine/workers.js";
-import type { Clock } from "../store/clock.js";
-import { systemClock } from "../store/clock.js";
+import type { Clock } from "../core/clock.js";
+import { systemClock } from "../core/clock.js";
 import { VERSION } from "../version.js";
 import { PgClaimer } from "./claim.js";
 import { PEEK_COLUMNS } from "./columns.js";

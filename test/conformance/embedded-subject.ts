@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/engine/open.js";
 import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
-import { ManualClock } from "../../src/store/clock.js";
+import { ManualClock } from "../../src/core/clock.js";
 import type { Subject, SubjectOptions } from "./subject.js";
 
 /**

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 import { buildConsole, CONSOLE_DIST, consoleIsStale } from "../../src/console/build.js";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/engine/open.js";
 import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { type RunningServer, type ServerOptions, startServer } from "../../src/server/index.js";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/engine/open.js";
 
 // The background loops on the real clock. The reaper's period is a second; these leases are far

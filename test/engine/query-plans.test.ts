@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { CLAIM_SQL, UNPRIORITIZED_CLAIM_SQL } from "../../src/engine/claim.js";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/engine/open.js";
 import { migrate } from "../../src/store/migrate.js";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/engine/open.js";
 import { COLUMN_COUNT, INSERT_COLUMNS, RowInserter, shapeSql } from "../../src/engine/row-insert.js";
 import { SequenceNumbers } from "../../src/engine/sequence-numbers.js";

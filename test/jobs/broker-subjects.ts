@@ -1,6 +1,6 @@
 import { connect } from "../../src/client/index.js";
 import type { Broker } from "../../src/contract/broker.js";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/engine/open.js";
 import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
 import { startServer } from "../../src/server/index.js";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { connect } from "../../src/client/index.js";
 import type { Broker } from "../../src/contract/broker.js";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/engine/open.js";
 import { currentJob, JobCancelledError, JobFailedError, Queue } from "../../src/jobs/index.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";

@@ -1,6 +1,6 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/engine/open.js";
 import { compiledCli } from "../cli/compiled.js";
 import { cleanEnv } from "../cli/harness.js";

@@ -3,7 +3,7 @@ import { after, before, describe, it } from "node:test";
 import { connect } from "../../src/client/index.js";
 import type { Broker } from "../../src/contract/broker.js";
 import type { Message } from "../../src/contract/types.js";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
 import { dropSchema, freshSchema, PG_DSN, requirePostgres } from "./pg.js";

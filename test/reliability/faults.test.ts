@@ -6,10 +6,10 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, wr
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { DbLockedError, NotMqliteDatabaseError } from "../../src/contract/errors.js";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/engine/open.js";
 import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
-import { ManualClock } from "../../src/store/clock.js";
+import { ManualClock } from "../../src/core/clock.js";
 import { b64, type Served, serve } from "../server/harness.js";
 import { collectLines, spawnChild } from "../support/child.js";
 import { startServedChild } from "../support/served-child.js";

@@ -3,7 +3,7 @@ import http from "node:http";
 import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Broker } from "../../src/contract/broker.js";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/engine/open.js";
 import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";

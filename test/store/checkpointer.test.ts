@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { existsSync, statSync } from "node:fs";
 import { after, describe, it } from "node:test";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/engine/open.js";
 import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { CHECKPOINT_INTERVAL_MS, checkpointInBackground } from "../../src/store/checkpointer.js";

@@ -8,7 +8,7 @@ import {
   NotMqliteDatabaseError,
   SchemaVersionMismatchError,
 } from "../../src/contract/errors.js";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/engine/open.js";
 import { openDatabase, WAL_AUTOCHECKPOINT_FRAMES } from "../../src/store/database.js";
 import { LATEST_SCHEMA_VERSION } from "../../src/store/migrations/index.js";

@@ -1,6 +1,6 @@
 // A consumer process: drains a queue, completing every message, and prints each seq it completed.
 
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/engine/open.js";
 
 const [path, queue] = process.argv.slice(2) as [string, string];
