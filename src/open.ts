@@ -1,9 +1,9 @@
 import type { Broker } from "./contract/broker.js";
+import type { Clock } from "./core/clock.js";
 import type { MaintenanceResult } from "./engine/maintenance.js";
 import { SqliteBroker, type SqliteBrokerOptions } from "./engine/sqlite-broker.js";
 import { isPostgresDsn, type PostgresBrokerOptions, type PostgresDsn } from "./postgres/options.js";
 import type { PostgresBroker } from "./postgres/postgres-broker.js";
-import type { Clock } from "./core/clock.js";
 import { assertSupportedLocation } from "./store/database.js";
 
 /** What both storage engines offer beyond the `Broker` contract. */

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from "../contract/errors.js";
+import type { Logger } from "../contract/logger.js";
 import type { FilterSample, TestFilterResult } from "../contract/types.js";
 import { compileMessageFilter, type FilterMessage, type MessageFilter } from "../filter/index.js";
-import type { Logger } from "../contract/logger.js";
 import { type PreparedMessage, prepareMessages } from "./outgoing.js";
 
 /** Broker limits on a filter's source and AST. */

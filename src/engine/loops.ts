@@ -1,5 +1,5 @@
-import type { Clock } from "../core/clock.js";
 import type { Logger } from "../contract/logger.js";
+import type { Clock } from "../core/clock.js";
 import type { MaintenanceResult } from "./maintenance.js";
 
 export type MaintenanceStep = "reap" | "schedule" | "expire" | "janitor" | "retention";

@@ -25,6 +25,7 @@ import type {
   WorkerInfo,
   WorkerRecord,
 } from "../contract/job-service.js";
+import { type Logger, stderrLogger } from "../contract/logger.js";
 import type {
   DeclaredTopic,
   DeclareTopicOptions,
@@ -66,10 +67,10 @@ import type {
   TestFilterResult,
 } from "../contract/types.js";
 import { MESSAGE_STATES } from "../contract/types.js";
-import type { FilterMessage } from "../filter/index.js";
-import { type CheckpointedFile, checkpointInBackground } from "../store/checkpointer.js";
 import type { Clock } from "../core/clock.js";
 import { systemClock } from "../core/clock.js";
+import type { FilterMessage } from "../filter/index.js";
+import { type CheckpointedFile, checkpointInBackground } from "../store/checkpointer.js";
 import { isMemoryPath, normalizePath, openDatabase, type SqliteDatabase } from "../store/database.js";
 import { LATEST_SCHEMA_VERSION } from "../store/migrations/index.js";
 import { mapSqliteError } from "../store/sqlite-errors.js";
@@ -103,7 +104,6 @@ import {
 } from "./flow-input.js";
 import { type InsertTiming, MessageInserter, type RowToInsert } from "./insert.js";
 import { Locks } from "./locks.js";
-import { type Logger, stderrLogger } from "../contract/logger.js";
 import { Loops } from "./loops.js";
 import { emptyResult, Maintenance, type MaintenanceResult } from "./maintenance.js";
 import { MessageLogs } from "./message-logs.js";

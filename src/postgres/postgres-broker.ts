@@ -24,6 +24,7 @@ import type {
   WorkerInfo,
   WorkerRecord,
 } from "../contract/job-service.js";
+import { type Logger, stderrLogger } from "../contract/logger.js";
 import type {
   DeclaredTopic,
   DeclareTopicOptions,
@@ -64,6 +65,8 @@ import type {
   TestFilterResult,
 } from "../contract/types.js";
 import { MESSAGE_STATES } from "../contract/types.js";
+import type { Clock } from "../core/clock.js";
+import { systemClock } from "../core/clock.js";
 import { RECEIVE_BODY_BUDGET } from "../engine/claim.js";
 import { validateGates } from "../engine/claim-gates.js";
 import { type DlqBounds, NO_DLQ_BOUNDS } from "../engine/dead-letters.js";
@@ -84,7 +87,6 @@ import {
   prepareFlow,
   waitingNodes,
 } from "../engine/flow-input.js";
-import { type Logger, stderrLogger } from "../contract/logger.js";
 import { Loops, type MaintenanceStep } from "../engine/loops.js";
 import { emptyResult, type MaintenanceResult } from "../engine/maintenance.js";
 import { type MessageRow, peekedMessage } from "../engine/message-row.js";
@@ -105,8 +107,6 @@ import {
 import { waitAny } from "../engine/wait-any.js";
 import { Waiters } from "../engine/waiters.js";
 import { DEFAULT_WORKER_STALE_MS } from "../engine/workers.js";
-import type { Clock } from "../core/clock.js";
-import { systemClock } from "../core/clock.js";
 import { VERSION } from "../version.js";
 import { PgClaimer } from "./claim.js";
 import { PEEK_COLUMNS } from "./columns.js";

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "../../src/contract/logger.js";
+import { ManualClock } from "../../src/core/clock.js";
 import { openBroker } from "../../src/engine/open.js";
 import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
-import { ManualClock } from "../../src/core/clock.js";
 import type { Subject, SubjectOptions } from "./subject.js";
 
 /**

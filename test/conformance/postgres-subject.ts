@@ -1,6 +1,6 @@
 import { silentLogger } from "../../src/contract/logger.js";
-import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
 import { ManualClock } from "../../src/core/clock.js";
+import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
 import { dropSchema, freshSchema, PG_DSN } from "../postgres/pg.js";
 import type { Subject, SubjectOptions } from "./subject.js";
 

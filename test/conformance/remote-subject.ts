@@ -4,10 +4,10 @@ import { join } from "node:path";
 import { connect } from "../../src/client/index.js";
 import type { Broker } from "../../src/contract/broker.js";
 import { silentLogger } from "../../src/contract/logger.js";
+import { ManualClock } from "../../src/core/clock.js";
 import { openBroker } from "../../src/engine/open.js";
 import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
-import { ManualClock } from "../../src/core/clock.js";
 import type { Subject, SubjectOptions } from "./subject.js";
 
 /**

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
-import { CLAIM_SQL, UNPRIORITIZED_CLAIM_SQL } from "../../src/engine/claim.js";
 import { silentLogger } from "../../src/contract/logger.js";
+import { CLAIM_SQL, UNPRIORITIZED_CLAIM_SQL } from "../../src/engine/claim.js";
 import { openBroker } from "../../src/engine/open.js";
 import { migrate } from "../../src/store/migrate.js";
 

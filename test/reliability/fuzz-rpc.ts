@@ -18,11 +18,11 @@ import Database from "better-sqlite3";
 import fc from "fast-check";
 import { errorFromCode } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/contract/logger.js";
+import { ManualClock } from "../../src/core/clock.js";
 import { openBroker } from "../../src/engine/open.js";
 import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
 import { MAX_REQUEST_BYTES } from "../../src/server/options.js";
-import { ManualClock } from "../../src/core/clock.js";
 import {
   decodeRequest,
   ROUTE_NAMES,

@@ -6,8 +6,8 @@ import { describe, it } from "node:test";
 import { connect } from "../../src/client/index.js";
 import { ResourceExhaustedError } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/contract/logger.js";
-import { openBroker } from "../../src/engine/open.js";
 import { ManualClock } from "../../src/core/clock.js";
+import { openBroker } from "../../src/engine/open.js";
 import { AUTH, b64, serve, TOKEN } from "../server/harness.js";
 
 const within = async <T>(ms: number, what: string, p: Promise<T>): Promise<T> => {

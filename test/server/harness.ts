@@ -1,8 +1,8 @@
 import { silentLogger } from "../../src/contract/logger.js";
+import { ManualClock } from "../../src/core/clock.js";
 import { openBroker } from "../../src/engine/open.js";
 import type { SqliteBroker, SqliteBrokerOptions } from "../../src/engine/sqlite-broker.js";
 import { type RunningServer, type ServerOptions, startServer } from "../../src/server/index.js";
-import { ManualClock } from "../../src/core/clock.js";
 
 /** A served in-memory broker on a free loopback port, spoken to with plain `fetch`. */
 export interface Served {
