@@ -14,9 +14,9 @@ export {
 } from "./contract/consume.js";
 export * from "./contract/errors.js";
 export * from "./contract/types.js";
-export type { DlqBounds } from "./engine/dead-letters.js";
+export type { DlqBounds } from "./core/dlq-bounds.js";
 export type { Logger } from "./contract/logger.js";
-export type { MaintenanceResult } from "./engine/maintenance.js";
+export type { MaintenanceResult } from "./core/maintenance-result.js";
 export { SqliteBroker, type SqliteBrokerOptions, type Transaction } from "./engine/sqlite-broker.js";
 export { type Clock, ManualClock, systemClock } from "./core/clock.js";
 export { parseSyncMode, type SyncMode } from "./store/sync-mode.js";

@@ -1,6 +1,6 @@
 import type { Broker } from "./contract/broker.js";
 import type { Clock } from "./core/clock.js";
-import type { MaintenanceResult } from "./engine/maintenance.js";
+import type { MaintenanceResult } from "./core/maintenance-result.js";
 import { SqliteBroker, type SqliteBrokerOptions } from "./engine/sqlite-broker.js";
 import { isPostgresDsn, type PostgresBrokerOptions, type PostgresDsn } from "./postgres/options.js";
 import type { PostgresBroker } from "./postgres/postgres-broker.js";

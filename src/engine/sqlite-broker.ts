@@ -69,19 +69,7 @@ import type {
 import { MESSAGE_STATES } from "../contract/types.js";
 import type { Clock } from "../core/clock.js";
 import { systemClock } from "../core/clock.js";
-import type { FilterMessage } from "../filter/index.js";
-import { type CheckpointedFile, checkpointInBackground } from "../store/checkpointer.js";
-import { isMemoryPath, normalizePath, openDatabase, type SqliteDatabase } from "../store/database.js";
-import { LATEST_SCHEMA_VERSION } from "../store/migrations/index.js";
-import { mapSqliteError } from "../store/sqlite-errors.js";
-import type { SyncMode } from "../store/sync-mode.js";
-import { type WriteContext, Writer } from "../store/writer.js";
-import { VERSION } from "../version.js";
-import { Claimer, RECEIVE_BODY_BUDGET } from "./claim.js";
-import { ClaimGates, validateGates } from "./claim-gates.js";
-import { type DlqBounds, NO_DLQ_BOUNDS } from "./dead-letters.js";
-import { Dependencies } from "./dependencies.js";
-import { EventLog } from "./event-log.js";
+import { type DlqBounds, NO_DLQ_BOUNDS } from "../core/dlq-bounds.js";
 import {
   byCreation,
   DEFAULT_TOPIC_READ,
@@ -91,8 +79,8 @@ import {
   MAX_TOPIC_READ,
   TOPIC_PURGE_LIMIT,
   taskDelivery,
-} from "./fanout.js";
-import { compileFilter, filterMessage, testFilter } from "./filters.js";
+} from "../core/fanout.js";
+import { compileFilter, filterMessage, testFilter } from "../core/filters.js";
 import {
   checkEvents,
   checkLogLines,
@@ -101,29 +89,53 @@ import {
   type PreparedFlowNode,
   prepareFlow,
   waitingNodes,
-} from "./flow-input.js";
+} from "../core/flow-input.js";
+import { validateGates } from "../core/gates.js";
+import { DEFAULT_WORKER_STALE_MS, RECEIVE_BODY_BUDGET } from "../core/limits.js";
+import { Loops } from "../core/loops.js";
+import { emptyResult, type MaintenanceResult } from "../core/maintenance-result.js";
+import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "../core/message-row.js";
+import { type PreparedMessage, prepareMessages } from "../core/outgoing.js";
+import { pingMsSince } from "../core/ping.js";
+import { type CountRow, statsFromCounts } from "../core/queue-counts.js";
+import { awaitSettled } from "../core/settled-waits.js";
+import { type Target, taskSpec } from "../core/subscription-rows.js";
+import { type DeliveryCount, topicBacklog } from "../core/topic-stats.js";
+import {
+  clampCount,
+  integer,
+  nonNegative,
+  nonNegativeDuration,
+  requireName,
+  seqNumber,
+} from "../core/validate.js";
+import { Waiters } from "../core/waiters.js";
+import type { WriteContext } from "../core/write-context.js";
+import type { FilterMessage } from "../filter/index.js";
+import { type CheckpointedFile, checkpointInBackground } from "../store/checkpointer.js";
+import { isMemoryPath, normalizePath, openDatabase, type SqliteDatabase } from "../store/database.js";
+import { LATEST_SCHEMA_VERSION } from "../store/migrations/index.js";
+import { mapSqliteError } from "../store/sqlite-errors.js";
+import type { SyncMode } from "../store/sync-mode.js";
+import { Writer } from "../store/writer.js";
+import { VERSION } from "../version.js";
+import { Claimer } from "./claim.js";
+import { ClaimGates } from "./claim-gates.js";
+import { Dependencies } from "./dependencies.js";
+import { EventLog } from "./event-log.js";
 import { type InsertTiming, MessageInserter, type RowToInsert } from "./insert.js";
 import { Locks } from "./locks.js";
-import { Loops } from "./loops.js";
-import { emptyResult, Maintenance, type MaintenanceResult } from "./maintenance.js";
+import { Maintenance } from "./maintenance.js";
 import { MessageLogs } from "./message-logs.js";
 import { MessageRecords } from "./message-records.js";
-import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "./message-row.js";
-import { type PreparedMessage, prepareMessages } from "./outgoing.js";
-import { pingMsSince } from "./ping.js";
-import { type CountRow, statsFromCounts } from "./queue-counts.js";
 import { QueueRegistry } from "./queue-registry.js";
 import { fileReadiness } from "./readiness.js";
 import { MultiReceiver } from "./receive-any.js";
 import { SequenceNumbers } from "./sequence-numbers.js";
 import { type KeepOptions, type SettleEffect, Settler } from "./settle.js";
-import { awaitSettled } from "./settled-waits.js";
-import { Subscriptions, type Target, taskSpec } from "./subscriptions.js";
+import { Subscriptions } from "./subscriptions.js";
 import { TopicLog } from "./topic-log.js";
-import { type DeliveryCount, topicBacklog } from "./topic-stats.js";
-import { clampCount, integer, nonNegative, nonNegativeDuration, requireName, seqNumber } from "./validate.js";
-import { Waiters } from "./waiters.js";
-import { DEFAULT_WORKER_STALE_MS, Workers } from "./workers.js";
+import { Workers } from "./workers.js";
 
 /** Options of `openBroker`. */
 export interface SqliteBrokerOptions {

@@ -1,11 +1,11 @@
 import type { DeclaredTopic, TopicLogStat, TopicMessage } from "../contract/topic-service.js";
+import { FILTERED_READ_BATCH, logFilterMessage, type TopicMessageRow, topicMessage } from "../core/fanout.js";
+import type { PreparedMessage } from "../core/outgoing.js";
+import type { SubscriptionRow } from "../core/subscription-rows.js";
 import type { MessageFilter } from "../filter/index.js";
 import type { SqliteDatabase } from "../store/database.js";
 import { AnswerBudget } from "./answer-budget.js";
-import { FILTERED_READ_BATCH, logFilterMessage, type TopicMessageRow, topicMessage } from "./fanout.js";
-import type { PreparedMessage } from "./outgoing.js";
 import type { SequenceNumbers } from "./sequence-numbers.js";
-import type { SubscriptionRow } from "./subscriptions.js";
 
 interface DeclaredRow {
   name: string;

@@ -67,9 +67,7 @@ import type {
 import { MESSAGE_STATES } from "../contract/types.js";
 import type { Clock } from "../core/clock.js";
 import { systemClock } from "../core/clock.js";
-import { RECEIVE_BODY_BUDGET } from "../engine/claim.js";
-import { validateGates } from "../engine/claim-gates.js";
-import { type DlqBounds, NO_DLQ_BOUNDS } from "../engine/dead-letters.js";
+import { type DlqBounds, NO_DLQ_BOUNDS } from "../core/dlq-bounds.js";
 import {
   DEFAULT_TOPIC_READ,
   DEFAULT_VISIBILITY_MS,
@@ -77,8 +75,8 @@ import {
   EPHEMERAL_LIVENESS_MS,
   MAX_TOPIC_READ,
   TOPIC_PURGE_LIMIT,
-} from "../engine/fanout.js";
-import { compileFilter, testFilter } from "../engine/filters.js";
+} from "../core/fanout.js";
+import { compileFilter, testFilter } from "../core/filters.js";
 import {
   checkEvents,
   checkLogLines,
@@ -86,16 +84,18 @@ import {
   logPage,
   prepareFlow,
   waitingNodes,
-} from "../engine/flow-input.js";
-import { Loops, type MaintenanceStep } from "../engine/loops.js";
-import { emptyResult, type MaintenanceResult } from "../engine/maintenance.js";
-import { type MessageRow, peekedMessage } from "../engine/message-row.js";
-import { type PreparedMessage, prepareMessages } from "../engine/outgoing.js";
-import { pingMsSince } from "../engine/ping.js";
-import { type CountRow, statsFromCounts } from "../engine/queue-counts.js";
-import { awaitSettled } from "../engine/settled-waits.js";
-import { taskSpec } from "../engine/subscriptions.js";
-import { type DeliveryCount, topicBacklog } from "../engine/topic-stats.js";
+} from "../core/flow-input.js";
+import { validateGates } from "../core/gates.js";
+import { DEFAULT_WORKER_STALE_MS, RECEIVE_BODY_BUDGET } from "../core/limits.js";
+import { Loops, type MaintenanceStep } from "../core/loops.js";
+import { emptyResult, type MaintenanceResult } from "../core/maintenance-result.js";
+import { type MessageRow, peekedMessage } from "../core/message-row.js";
+import { type PreparedMessage, prepareMessages } from "../core/outgoing.js";
+import { pingMsSince } from "../core/ping.js";
+import { type CountRow, statsFromCounts } from "../core/queue-counts.js";
+import { awaitSettled } from "../core/settled-waits.js";
+import { taskSpec } from "../core/subscription-rows.js";
+import { type DeliveryCount, topicBacklog } from "../core/topic-stats.js";
 import {
   clampCount,
   integer,
@@ -103,10 +103,9 @@ import {
   nonNegativeDuration,
   requireName,
   seqNumber,
-} from "../engine/validate.js";
-import { waitAny } from "../engine/wait-any.js";
-import { Waiters } from "../engine/waiters.js";
-import { DEFAULT_WORKER_STALE_MS } from "../engine/workers.js";
+} from "../core/validate.js";
+import { waitAny } from "../core/wait-any.js";
+import { Waiters } from "../core/waiters.js";
 import { VERSION } from "../version.js";
 import { PgClaimer } from "./claim.js";
 import { PEEK_COLUMNS } from "./columns.js";

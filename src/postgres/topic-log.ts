@@ -1,11 +1,6 @@
 import type { DeclaredTopic, TopicLogStat, TopicMessage } from "../contract/topic-service.js";
-import {
-  FILTERED_READ_BATCH,
-  logFilterMessage,
-  type TopicMessageRow,
-  topicMessage,
-} from "../engine/fanout.js";
-import type { SubscriptionRow } from "../engine/subscriptions.js";
+import { FILTERED_READ_BATCH, logFilterMessage, type TopicMessageRow, topicMessage } from "../core/fanout.js";
+import type { SubscriptionRow } from "../core/subscription-rows.js";
 import type { MessageFilter } from "../filter/index.js";
 import type { Conn } from "./db.js";
 

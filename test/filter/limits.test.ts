@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { describe, test } from "node:test";
 import { silentLogger } from "../../src/contract/logger.js";
-import { compileFilter } from "../../src/engine/filters.js";
+import { compileFilter } from "../../src/core/filters.js";
 import {
   compile,
   compileMessageFilter,

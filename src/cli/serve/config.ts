@@ -1,4 +1,4 @@
-import type { DlqBounds } from "../../engine/dead-letters.js";
+import type { DlqBounds } from "../../core/dlq-bounds.js";
 import type { SyncMode } from "../../store/sync-mode.js";
 import { EnvReader } from "../env.js";
 import { CliError } from "../errors.js";

@@ -1,6 +1,6 @@
 import type { Logger } from "../contract/logger.js";
-import type { Clock } from "../core/clock.js";
-import type { MaintenanceResult } from "./maintenance.js";
+import type { Clock } from "./clock.js";
+import type { MaintenanceResult } from "./maintenance-result.js";
 
 export type MaintenanceStep = "reap" | "schedule" | "expire" | "janitor" | "retention";
 

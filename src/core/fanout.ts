@@ -1,7 +1,7 @@
 import type { TopicMessage } from "../contract/topic-service.js";
 import type { FilterMessage } from "../filter/index.js";
 import type { PreparedMessage } from "./outgoing.js";
-import type { Target } from "./subscriptions.js";
+import type { Target } from "./subscription-rows.js";
 
 /** The message property that holds a job's structured notes (canonical JSON). */
 export const NOTES_PROPERTY = "notes";
