@@ -9,12 +9,12 @@ function rooms(...names) {
 }
 
 /** Forbids `room` from importing any of our modules outside `allowed` (and itself). */
-function onlyImports(room, allowed, why) {
+function onlyImports(room, allowed, why, except) {
   return {
     name: `${room.replace(/\W+/g, "-")}-imports`,
     comment: `${room} may import only: ${allowed.length ? allowed.join(", ") : "nothing of ours"}. ${why}`,
     severity: "error",
-    from: { path: rooms(room) },
+    from: { path: rooms(room), ...(except && { pathNot: except }) },
     to: { path: "^src/", pathNot: rooms(room, ...allowed) },
   };
 }
@@ -40,7 +40,19 @@ module.exports = {
       ["contract", "filter", "core", "version.ts"],
       "The PostgreSQL broker: it shares with SQLite only through core, never engine or store.",
     ),
-    onlyImports("jobs", ["contract", "filter"], "The job face runs on any Broker."),
+    onlyImports(
+      "jobs",
+      ["contract", "filter"],
+      "The job face runs on any Broker.",
+      "^src/jobs/index\\.ts$",
+    ),
+    {
+      name: "jobs-entry-imports",
+      comment: "The job face's entry may also wire its default host (src/job-host.ts), nothing else.",
+      severity: "error",
+      from: { path: "^src/jobs/index\\.ts$" },
+      to: { path: "^src/", pathNot: "^src/(jobs/|contract/|filter/|job-host\\.ts$)" },
+    },
     onlyImports("wire", ["contract"], "One codec per RPC, over the contract's types."),
     onlyImports("client", ["wire", "contract", "version.ts"], "The HTTP client speaks the wire."),
     onlyImports(

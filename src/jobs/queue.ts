@@ -1,6 +1,5 @@
 import type { Broker } from "../contract/broker.js";
 import { type Logger, stderrLogger } from "../contract/logger.js";
-import { acquireBroker } from "./broker-pool.js";
 import type { QueueCore, RegisteredTask } from "./core.js";
 import { type Dashboard, type DashboardOptions, startDashboard } from "./dashboard.js";
 import { Enqueuer } from "./enqueuer.js";
@@ -8,6 +7,7 @@ import { QueueError } from "./errors.js";
 import { EventRecorder } from "./event-recorder.js";
 import { QueueEventBus } from "./events.js";
 import { cancelFlow, enqueueFlow, startFlowSweep } from "./flows.js";
+import { acquireBroker } from "./host.js";
 import { Inspector } from "./inspector.js";
 import { DEFAULT_RESULT_TTL_MS, seqOf } from "./job-record.js";
 import { engineQueue } from "./naming.js";
