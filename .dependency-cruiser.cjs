@@ -40,12 +40,7 @@ module.exports = {
       ["contract", "filter", "core", "version.ts"],
       "The PostgreSQL broker: it shares with SQLite only through core, never engine or store.",
     ),
-    onlyImports(
-      "jobs",
-      ["contract", "filter"],
-      "The job face runs on any Broker.",
-      "^src/jobs/index\\.ts$",
-    ),
+    onlyImports("jobs", ["contract", "filter"], "The job face runs on any Broker.", "^src/jobs/index\\.ts$"),
     {
       name: "jobs-entry-imports",
       comment: "The job face's entry may also wire its default host (src/job-host.ts), nothing else.",

@@ -54,3 +54,28 @@ export async function openBroker(
   }
   return new SqliteBroker(location, options);
 }
+
+// What the CLI configures and maintains besides opening a broker: it reaches storage only here.
+export type { DlqBounds } from "./core/dlq-bounds.js";
+export { parseSyncMode, type SyncMode } from "./store/sync-mode.js";
+export type { V5ImportCounts } from "./store/mqlite-v5.js";
+
+/**
+ * The SQLite file operations of `mqlite vacuum` and `mqlite migrate-from-mqlite` (run on a stopped
+ * broker's file), loaded on first use.
+ */
+export async function sqliteFileTools() {
+  const [database, v5, migrate] = await Promise.all([
+    import("./store/database.js"),
+    import("./store/mqlite-v5.js"),
+    import("./store/migrate.js"),
+  ]);
+  return {
+    isMemoryPath: database.isMemoryPath,
+    normalizePath: database.normalizePath,
+    openDatabase: database.openDatabase,
+    isMqliteV5: v5.isMqliteV5,
+    v5BackupPath: v5.v5BackupPath,
+    readSchemaVersion: migrate.readSchemaVersion,
+  };
+}
