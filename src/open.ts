@@ -57,8 +57,8 @@ export async function openBroker(
 
 // What the CLI configures and maintains besides opening a broker: it reaches storage only here.
 export type { DlqBounds } from "./core/dlq-bounds.js";
-export { parseSyncMode, type SyncMode } from "./store/sync-mode.js";
 export type { V5ImportCounts } from "./store/mqlite-v5.js";
+export { parseSyncMode, type SyncMode } from "./store/sync-mode.js";
 
 /**
  * The SQLite file operations of `mqlite vacuum` and `mqlite migrate-from-mqlite` (run on a stopped

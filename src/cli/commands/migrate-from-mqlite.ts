@@ -34,7 +34,8 @@ export function registerMigrateFromMqlite(program: Command): void {
   addOutputOption(cmd).action(async (path: string, flags: MigrateFlags) => {
     if (isPostgresDsn(path) || path.trim() === ":memory:")
       throw new UsageError("migrate-from-mqlite upgrades a SQLite file: name its path");
-    const { normalizePath, openDatabase, isMqliteV5, v5BackupPath, readSchemaVersion } = await sqliteFileTools();
+    const { normalizePath, openDatabase, isMqliteV5, v5BackupPath, readSchemaVersion } =
+      await sqliteFileTools();
     const file = normalizePath(path);
     if (!existsSync(file)) throw new CommandError("not_found", `no database at ${file}`);
 
