@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { silentLogger } from "../src/contract/logger.js";
-import { openBroker } from "../src/engine/open.js";
+import { openBroker } from "../src/open.js";
 import {
   mainIfEntry,
   median,

@@ -7,7 +7,7 @@ import { parseGoInt } from "../../src/cli/options.js";
 import { goJson, goQuote, goSeconds, padRight, rfc3339Nano } from "../../src/cli/output/go.js";
 import { renewPace } from "../../src/cli/renewer.js";
 import { silentLogger } from "../../src/contract/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { openBroker } from "../../src/open.js";
 import { tempDir } from "../support/temp.js";
 import { compiledCli } from "./compiled.js";
 import { cleanEnv } from "./harness.js";

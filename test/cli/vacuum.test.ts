@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { statSync } from "node:fs";
 import { after, describe, it } from "node:test";
 import { silentLogger } from "../../src/contract/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { openBroker } from "../../src/open.js";
 import { tempDir } from "../support/temp.js";
 import { cli } from "./harness.js";
 

@@ -4,7 +4,7 @@ import { connect } from "../../src/client/index.js";
 import type { Broker } from "../../src/contract/broker.js";
 import { silentLogger } from "../../src/contract/logger.js";
 import { ManualClock } from "../../src/core/clock.js";
-import { openBroker } from "../../src/engine/open.js";
+import { openBroker } from "../../src/open.js";
 import { startServer } from "../../src/server/index.js";
 
 /** Lock tokens are random; everything else of a transcript is deterministic under a manual clock. */

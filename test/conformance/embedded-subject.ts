@@ -3,8 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "../../src/contract/logger.js";
 import { ManualClock } from "../../src/core/clock.js";
-import { openBroker } from "../../src/engine/open.js";
-import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
+import { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import type { Subject, SubjectOptions } from "./subject.js";
 
 /**
@@ -16,7 +15,7 @@ export async function embeddedSubject(options: SubjectOptions = {}): Promise<Sub
   const dir = options.durable ? mkdtempSync(join(tmpdir(), "mqlite-conformance-")) : undefined;
   const path = dir ? join(dir, "mq.db") : ":memory:";
   const open = () =>
-    openBroker(path, {
+    new SqliteBroker(path, {
       clock,
       background: false,
       logger: silentLogger,

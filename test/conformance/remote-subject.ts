@@ -5,8 +5,7 @@ import { connect } from "../../src/client/index.js";
 import type { Broker } from "../../src/contract/broker.js";
 import { silentLogger } from "../../src/contract/logger.js";
 import { ManualClock } from "../../src/core/clock.js";
-import { openBroker } from "../../src/engine/open.js";
-import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
+import { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
 import type { Subject, SubjectOptions } from "./subject.js";
 
@@ -24,7 +23,7 @@ export async function remoteSubject(options: SubjectOptions = {}): Promise<Subje
   let server: RunningServer;
   let client: Broker;
   const start = async () => {
-    embedded = await openBroker(path, {
+    embedded = new SqliteBroker(path, {
       clock,
       background: false,
       logger: silentLogger,

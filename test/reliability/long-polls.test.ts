@@ -7,7 +7,7 @@ import { connect } from "../../src/client/index.js";
 import { ResourceExhaustedError } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/contract/logger.js";
 import { ManualClock } from "../../src/core/clock.js";
-import { openBroker } from "../../src/engine/open.js";
+import { openBroker } from "../../src/open.js";
 import { AUTH, b64, serve, TOKEN } from "../server/harness.js";
 
 const within = async <T>(ms: number, what: string, p: Promise<T>): Promise<T> => {

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { InvalidArgumentError } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/contract/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { openBroker } from "../../src/open.js";
 import { decodeJsonObject } from "../../src/wire/json.js";
 import { b64, serve } from "../server/harness.js";
 

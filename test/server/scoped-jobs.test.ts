@@ -3,8 +3,8 @@ import { describe, it } from "node:test";
 import { connect } from "../../src/client/index.js";
 import { PermissionDeniedError } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/contract/logger.js";
-import { openBroker } from "../../src/engine/open.js";
 import { Queue } from "../../src/jobs/index.js";
+import { openBroker } from "../../src/open.js";
 import { startServer } from "../../src/server/index.js";
 
 describe("the job face over a served broker with scoped tokens", () => {

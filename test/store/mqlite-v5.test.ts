@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { LockLostError } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/contract/logger.js";
 import { ManualClock } from "../../src/core/clock.js";
-import { openBroker } from "../../src/engine/open.js";
+import { openBroker } from "../../src/open.js";
 import { openDatabase } from "../../src/store/database.js";
 import { LATEST_SCHEMA_VERSION } from "../../src/store/migrations/index.js";
 import { LAPSED, LIVE, NOW, RECEIPT, writeV5File } from "../support/mqlite-v5-file.js";

@@ -3,7 +3,7 @@
 // committed), L <seq>  (received and left locked: in flight when the process dies).
 
 import { silentLogger } from "../../src/contract/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { openBroker } from "../../src/open.js";
 
 const [path] = process.argv.slice(2) as [string];
 const broker = await openBroker(path, { background: false, logger: silentLogger, synchronous: "normal" });
