@@ -50,8 +50,9 @@ export * from "./jobs/index.js";
 
 // Job topics in the Broker contract (TopicService); the job face's own topic types come with ./jobs.
 export type {
-  DeclaredTopic as EngineDeclaredTopic,
   DeclareTopicOptions,
+  EngineDeclaredTopic,
+  EngineTopicLogStat,
   Delivery,
   LeaseTopicOptions,
   LogSubscribeOptions,
@@ -61,7 +62,6 @@ export type {
   SubscriptionDetails,
   TaskSubscribeOptions,
   TopicBacklog,
-  TopicLogStat as EngineTopicLogStat,
-  TopicMessage as TopicLogMessage,
+  TopicLogMessage,
   TopicService,
 } from "./contract/topic-service.js";

@@ -27,9 +27,10 @@ import type {
 } from "../contract/job-service.js";
 import { type Logger, stderrLogger } from "../contract/logger.js";
 import type {
-  DeclaredTopic,
   DeclareTopicOptions,
   Delivery,
+  EngineDeclaredTopic,
+  EngineTopicLogStat,
   LeaseTopicOptions,
   LogSubscribeOptions,
   PublishResult,
@@ -37,8 +38,7 @@ import type {
   ReapOptions,
   TaskSubscribeOptions,
   TopicBacklog,
-  TopicLogStat,
-  TopicMessage,
+  TopicLogMessage,
 } from "../contract/topic-service.js";
 import type {
   AbandonOptions,
@@ -1066,11 +1066,11 @@ export class SqliteBroker implements Broker {
     });
   }
 
-  listDeclaredTopics(): Promise<DeclaredTopic[]> {
+  listDeclaredTopics(): Promise<EngineDeclaredTopic[]> {
     return this.read(() => this.topicLog.listDeclared());
   }
 
-  readTopic(topic: string, name: string, options: ReadTopicOptions = {}): Promise<TopicMessage[]> {
+  readTopic(topic: string, name: string, options: ReadTopicOptions = {}): Promise<TopicLogMessage[]> {
     return this.read(() => {
       const limit = topicLimit(options.limit);
       const sub = this.subscriptions.row(topic, name);
@@ -1084,7 +1084,7 @@ export class SqliteBroker implements Broker {
     return this.write(() => this.subscriptions.ack(topic, name, integer(id, "id")));
   }
 
-  leaseTopic(topic: string, name: string, options: LeaseTopicOptions = {}): Promise<TopicMessage[]> {
+  leaseTopic(topic: string, name: string, options: LeaseTopicOptions = {}): Promise<TopicLogMessage[]> {
     let visibility: number;
     try {
       visibility =
@@ -1120,7 +1120,7 @@ export class SqliteBroker implements Broker {
     });
   }
 
-  topicLogStats(topic?: string): Promise<TopicLogStat[]> {
+  topicLogStats(topic?: string): Promise<EngineTopicLogStat[]> {
     return this.read(() => {
       const subs = this.subscriptions
         .rows()

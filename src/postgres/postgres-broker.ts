@@ -26,8 +26,9 @@ import type {
 } from "../contract/job-service.js";
 import { type Logger, stderrLogger } from "../contract/logger.js";
 import type {
-  DeclaredTopic,
   DeclareTopicOptions,
+  EngineDeclaredTopic,
+  EngineTopicLogStat,
   LeaseTopicOptions,
   LogSubscribeOptions,
   PublishResult,
@@ -35,8 +36,7 @@ import type {
   ReapOptions,
   TaskSubscribeOptions,
   TopicBacklog,
-  TopicLogStat,
-  TopicMessage,
+  TopicLogMessage,
 } from "../contract/topic-service.js";
 import type {
   AbandonOptions,
@@ -925,11 +925,11 @@ export class PostgresBroker implements Broker {
     });
   }
 
-  listDeclaredTopics(): Promise<DeclaredTopic[]> {
+  listDeclaredTopics(): Promise<EngineDeclaredTopic[]> {
     return this.read((c) => this.topicLog.listDeclared(c));
   }
 
-  async readTopic(topic: string, name: string, options: ReadTopicOptions = {}): Promise<TopicMessage[]> {
+  async readTopic(topic: string, name: string, options: ReadTopicOptions = {}): Promise<TopicLogMessage[]> {
     const limit = topicLimit(options.limit);
     if (limit === 0) return [];
     topic = pgName(topic);
@@ -953,7 +953,7 @@ export class PostgresBroker implements Broker {
     return this.one((c) => this.subscriptions.ack(c, pgName(topic), pgName(name), n));
   }
 
-  async leaseTopic(topic: string, name: string, options: LeaseTopicOptions = {}): Promise<TopicMessage[]> {
+  async leaseTopic(topic: string, name: string, options: LeaseTopicOptions = {}): Promise<TopicLogMessage[]> {
     const visibility =
       options.visibilityMs === undefined
         ? DEFAULT_VISIBILITY_MS
@@ -993,7 +993,7 @@ export class PostgresBroker implements Broker {
     });
   }
 
-  topicLogStats(topic?: string): Promise<TopicLogStat[]> {
+  topicLogStats(topic?: string): Promise<EngineTopicLogStat[]> {
     return this.read(async (c) => {
       const subs = (await this.subscriptions.rows(c)).filter(
         (r) => r.kind === "log" && (topic === undefined || r.topic === topic),
