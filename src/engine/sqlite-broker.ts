@@ -26,6 +26,7 @@ import type {
   WorkerRecord,
 } from "../contract/job-service.js";
 import { type Logger, stderrLogger } from "../contract/logger.js";
+import { messageOf } from "../contract/message-of.js";
 import type {
   DeclareTopicOptions,
   Delivery,
@@ -329,10 +330,7 @@ export class SqliteBroker implements Broker {
   /** Hands the file to the checkpoint thread; without one (it could not start), commits checkpoint. */
   private startCheckpoints(synchronous: SyncMode): CheckpointedFile | undefined {
     const stopped = (err: unknown) =>
-      this.logger.warn(
-        { err: err instanceof Error ? err.message : String(err) },
-        "background checkpoints stopped; commits checkpoint instead",
-      );
+      this.logger.warn({ err: messageOf(err) }, "background checkpoints stopped; commits checkpoint instead");
     try {
       return checkpointInBackground(this.location, synchronous, stopped);
     } catch (err) {

@@ -1,5 +1,6 @@
 import pg from "pg";
 import { CanceledError, ClosedError, InternalError, MqliteError } from "../contract/errors.js";
+import { messageOf } from "../contract/message-of.js";
 import { isConnectionError, isTransientServerError, mapPgError, outcomeUnknown, sqlState } from "./errors.js";
 
 /** A connection inside an operation: every statement is prepared once per connection, by name. */
@@ -125,7 +126,7 @@ export class Db {
       if (!outcome.retry || attempt >= this.options.maxRetries) {
         if (outcome.retry && !(outcome.error instanceof MqliteError)) {
           throw new InternalError(
-            `mqlite: postgres unavailable after ${attempt + 1} attempts: ${errorText(outcome.error)}`,
+            `mqlite: postgres unavailable after ${attempt + 1} attempts: ${messageOf(outcome.error)}`,
             { cause: outcome.error },
           );
         }
@@ -185,7 +186,7 @@ export class Db {
           }
         }
         if (err instanceof MqliteError) return { ok: false, retry: false, error: err };
-        if (mode === "one" && broken && !NOT_SENT.test(errorText(err))) {
+        if (mode === "one" && broken && !NOT_SENT.test(messageOf(err))) {
           return { ok: false, retry: false, error: outcomeUnknown(err) };
         }
         // In a transaction nothing was committed; a read has no effects; a server error rolled back.
@@ -218,10 +219,6 @@ export class Db {
     }
     return name;
   }
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -25,6 +25,7 @@ import type {
   WorkerRecord,
 } from "../contract/job-service.js";
 import { type Logger, stderrLogger } from "../contract/logger.js";
+import { messageOf } from "../contract/message-of.js";
 import type {
   DeclareTopicOptions,
   EngineDeclaredTopic,
@@ -293,7 +294,7 @@ export class PostgresBroker implements Broker {
       await broker.abort();
       throw err instanceof Error && "code" in err && typeof (err as { status?: unknown }).status === "number"
         ? err
-        : new InternalError(`mqlite: cannot open PostgreSQL at ${redactDsn(dsn)}: ${errorText(err)}`, {
+        : new InternalError(`mqlite: cannot open PostgreSQL at ${redactDsn(dsn)}: ${messageOf(err)}`, {
             cause: err,
           });
     }
@@ -368,7 +369,7 @@ export class PostgresBroker implements Broker {
             batch,
           ]);
         } catch (err) {
-          this.logger.warn({ err: errorText(err) }, "could not notify other nodes");
+          this.logger.warn({ err: messageOf(err) }, "could not notify other nodes");
         }
       }
     } finally {
@@ -1381,8 +1382,4 @@ function topicLimit(limit: number | undefined): number {
  */
 function pgName(name: string): string {
   return typeof name === "string" && name.includes("\u0000") ? name.replace(/\u0000/g, "\u0001") : name;
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
