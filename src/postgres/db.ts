@@ -1,5 +1,5 @@
 import pg from "pg";
-import { CanceledError, ClosedError, InternalError, MqliteError } from "../contract/errors.js";
+import { CancelledError, ClosedError, InternalError, MqliteError } from "../contract/errors.js";
 import { messageOf } from "../contract/message-of.js";
 import { isConnectionError, isTransientServerError, mapPgError, outcomeUnknown, sqlState } from "./errors.js";
 
@@ -120,7 +120,7 @@ export class Db {
     signal: AbortSignal | undefined,
   ): Promise<T> {
     for (let attempt = 0; ; attempt++) {
-      if (signal?.aborted) throw new CanceledError();
+      if (signal?.aborted) throw new CancelledError();
       const outcome = await this.attempt(mode, fn);
       if (outcome.ok) return outcome.value;
       if (!outcome.retry || attempt >= this.options.maxRetries) {

@@ -1,4 +1,4 @@
-import { CanceledError, ClosedError, DbLockedError, StorageFullError } from "../contract/errors.js";
+import { CancelledError, ClosedError, DbLockedError, StorageFullError } from "../contract/errors.js";
 import type { WriteContext } from "../core/write-context.js";
 import type { SqliteDatabase } from "./database.js";
 import { mapSqliteError } from "./sqlite-errors.js";
@@ -162,7 +162,7 @@ export class Writer {
    */
   run<T>(fn: (ctx: WriteContext) => T, signal?: AbortSignal, replayable = false): Promise<T> {
     if (this.closed) return Promise.reject(new ClosedError());
-    if (signal?.aborted) return Promise.reject(new CanceledError());
+    if (signal?.aborted) return Promise.reject(new CancelledError());
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject, signal, replayable });
       this.inFlight++;
@@ -228,7 +228,7 @@ export class Writer {
     this.scheduled = false;
     const batch = this.pending.filter((w) => {
       if (!w.signal?.aborted) return true;
-      this.settle(w, undefined, new CanceledError());
+      this.settle(w, undefined, new CancelledError());
       return false;
     });
     this.pending = [];
