@@ -9,8 +9,8 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { silentLogger } from "../src/engine/logger.js";
-import { openBroker } from "../src/engine/open.js";
+import { silentLogger } from "../src/contract/logger.js";
+import { openBroker } from "../src/open.js";
 import {
   mainIfEntry,
   median,

@@ -2,9 +2,9 @@
 // sends (one per call from one caller and from 16, batches of 64), end to end (4×4 and 16×16),
 // fan-out to 10 subscriptions, and group commit under synchronous=full (16 concurrent producers
 // against one transaction per send). Env: BENCH_MS (per round, default 1500), BENCH_ROUNDS.
-import { silentLogger } from "../src/engine/logger.js";
-import { openBroker } from "../src/engine/open.js";
-import type { SqliteBroker } from "../src/engine/sqlite-broker.js";
+import { silentLogger } from "../src/contract/logger.js";
+import { SqliteBroker } from "../src/engine/sqlite-broker.js";
+import { openBroker } from "../src/open.js";
 import { type Contender, mainIfEntry, median, Recorder, ROUNDS, scratch } from "./_lib.js";
 import {
   endToEnd,
@@ -39,7 +39,7 @@ export async function run(): Promise<import("./_lib.js").SuiteResult> {
       mode: "embedded",
       vs: `raw better-sqlite3 (${sync})`,
       setup: async () => {
-        b = await openBroker(tmp.file(`ours-${fileNo++}.db`), { synchronous: sync, logger: silentLogger });
+        b = new SqliteBroker(tmp.file(`ours-${fileNo++}.db`), { synchronous: sync, logger: silentLogger });
         await b.createQueue("q", { lockDurationMs: 60_000, maxDeliveryCount: 1000 });
         await prepare?.(b);
       },

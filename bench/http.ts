@@ -13,8 +13,8 @@ import autocannon from "autocannon";
 import { Hono } from "hono";
 import { connect } from "../src/client/index.js";
 import type { Broker } from "../src/contract/broker.js";
-import { silentLogger } from "../src/engine/logger.js";
-import { openBroker } from "../src/engine/open.js";
+import { silentLogger } from "../src/contract/logger.js";
+import { openBroker } from "../src/open.js";
 import { startServer } from "../src/server/index.js";
 import { parseSyncMode } from "../src/store/sync-mode.js";
 import {

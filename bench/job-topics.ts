@@ -4,9 +4,8 @@
 // face's queue.publish, which also reads back the jobs it made). Env: BENCH_MS (per round, default
 // 1500), BENCH_ROUNDS, BENCH_SUBSCRIBERS (default 20).
 import Database from "better-sqlite3";
-import { silentLogger } from "../src/engine/logger.js";
-import { openBroker } from "../src/engine/open.js";
-import type { SqliteBroker } from "../src/engine/sqlite-broker.js";
+import { silentLogger } from "../src/contract/logger.js";
+import { SqliteBroker } from "../src/engine/sqlite-broker.js";
 import { Queue } from "../src/jobs/index.js";
 import { rate, scratch } from "./_lib.js";
 
@@ -42,7 +41,7 @@ type Kind = "fan-out" | "log";
 
 /** A broker on a fresh file whose topic "t" has SUBSCRIBERS subscribers of one kind. */
 async function topicBroker(file: string, kind: Kind): Promise<SqliteBroker> {
-  const b = await openBroker(file, { logger: silentLogger });
+  const b = new SqliteBroker(file, { logger: silentLogger });
   for (let i = 0; i < SUBSCRIBERS; i++) {
     const name = `s${String(i).padStart(2, "0")}`;
     if (kind === "log") await b.subscribeLog("t", name);

@@ -6,7 +6,7 @@
 import { run as graphileRun, Logger, makeWorkerUtils } from "graphile-worker";
 import pg from "pg";
 import PgBoss from "pg-boss";
-import { silentLogger } from "../src/engine/logger.js";
+import { silentLogger } from "../src/contract/logger.js";
 import { openBroker } from "../src/open.js";
 import {
   type Contender,

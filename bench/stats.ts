@@ -6,8 +6,8 @@
 // Env: BENCH_STATS_BACKLOG (default 1000000), BENCH_MS.
 import type Database from "better-sqlite3";
 import type { Broker } from "../src/contract/broker.js";
-import { silentLogger } from "../src/engine/logger.js";
-import { openBroker } from "../src/engine/open.js";
+import { silentLogger } from "../src/contract/logger.js";
+import { SqliteBroker } from "../src/engine/sqlite-broker.js";
 import { mainIfEntry, median, PAYLOAD_256, Recorder, type SuiteResult, scratch } from "./_lib.js";
 import { endToEnd, FULL_READ_STATS, sendRate } from "./_scenarios.js";
 
@@ -33,7 +33,7 @@ let files = 0;
 
 /** A broker on a fresh file; without the counting triggers when `counted` is false. */
 async function freshBroker(counted: boolean): Promise<Broker> {
-  const b = await openBroker(dir.file(`mq-${++files}.db`), { logger: silentLogger });
+  const b = new SqliteBroker(dir.file(`mq-${++files}.db`), { logger: silentLogger });
   if (!counted) for (const t of COUNT_TRIGGERS) dbOf(b).exec(`DROP TRIGGER ${t}`);
   await b.createQueue("q", { lockDurationMs: 60_000, maxDeliveryCount: 1000 });
   return b;
@@ -43,7 +43,7 @@ export async function run(): Promise<SuiteResult> {
   const rec = new Recorder("Stats and its counting triggers");
   const n = BACKLOG.toLocaleString("en-US");
 
-  const b = await openBroker(dir.file("backlog.db"), { logger: silentLogger });
+  const b = new SqliteBroker(dir.file("backlog.db"), { logger: silentLogger });
   try {
     await b.createQueue("q");
     const chunk = Array.from({ length: 1000 }, () => ({ body: PAYLOAD_256 }));

@@ -3,9 +3,8 @@
 // matches), published to by one caller; publishes and stored copies per second, beside raw
 // better-sqlite3 inserting the same number of rows in one transaction per publish, in the same run.
 // Env: BENCH_MS (per round, default 1500), BENCH_ROUNDS.
-import { silentLogger } from "../src/engine/logger.js";
-import { openBroker } from "../src/engine/open.js";
-import type { SqliteBroker } from "../src/engine/sqlite-broker.js";
+import { silentLogger } from "../src/contract/logger.js";
+import { SqliteBroker } from "../src/engine/sqlite-broker.js";
 import { mainIfEntry, PAYLOAD_256, Recorder, type SuiteResult, scratch } from "./_lib.js";
 import { type Raw, rawDb, rawFanOut } from "./_scenarios.js";
 
@@ -49,7 +48,7 @@ export async function run(): Promise<SuiteResult> {
           mode: "embedded",
           vs: "raw better-sqlite3 (normal)",
           setup: async () => {
-            b = await openBroker(tmp.file(`ours-${fileNo++}.db`), { logger: silentLogger });
+            b = new SqliteBroker(tmp.file(`ours-${fileNo++}.db`), { logger: silentLogger });
             for (let i = 0; i < n; i++) {
               // Alternate: even subscriptions match (tier gold), odd ones do not.
               const filter = i % 2 === 0 ? 'properties["tier"] == "gold"' : 'subject startsWith "orders.us"';

@@ -14,11 +14,11 @@ export {
 } from "./contract/consume.js";
 export * from "./contract/errors.js";
 export * from "./contract/types.js";
-export type { DlqBounds } from "./engine/dead-letters.js";
-export type { Logger } from "./engine/logger.js";
-export type { MaintenanceResult } from "./engine/maintenance.js";
+export type { DlqBounds } from "./core/dlq-bounds.js";
+export type { Logger } from "./contract/logger.js";
+export type { MaintenanceResult } from "./core/maintenance-result.js";
 export { SqliteBroker, type SqliteBrokerOptions, type Transaction } from "./engine/sqlite-broker.js";
-export { type Clock, ManualClock, systemClock } from "./store/clock.js";
+export { type Clock, ManualClock, systemClock } from "./core/clock.js";
 export { parseSyncMode, type SyncMode } from "./store/sync-mode.js";
 export { VERSION } from "./version.js";
 
@@ -50,8 +50,9 @@ export * from "./jobs/index.js";
 
 // Job topics in the Broker contract (TopicService); the job face's own topic types come with ./jobs.
 export type {
-  DeclaredTopic as EngineDeclaredTopic,
   DeclareTopicOptions,
+  EngineDeclaredTopic,
+  EngineTopicLogStat,
   Delivery,
   LeaseTopicOptions,
   LogSubscribeOptions,
@@ -61,7 +62,6 @@ export type {
   SubscriptionDetails,
   TaskSubscribeOptions,
   TopicBacklog,
-  TopicLogStat as EngineTopicLogStat,
-  TopicMessage as TopicLogMessage,
+  TopicLogMessage,
   TopicService,
 } from "./contract/topic-service.js";

@@ -1,9 +1,9 @@
 import type { Broker } from "./contract/broker.js";
-import type { MaintenanceResult } from "./engine/maintenance.js";
+import type { Clock } from "./core/clock.js";
+import type { MaintenanceResult } from "./core/maintenance-result.js";
 import { SqliteBroker, type SqliteBrokerOptions } from "./engine/sqlite-broker.js";
 import { isPostgresDsn, type PostgresBrokerOptions, type PostgresDsn } from "./postgres/options.js";
 import type { PostgresBroker } from "./postgres/postgres-broker.js";
-import type { Clock } from "./store/clock.js";
 import { assertSupportedLocation } from "./store/database.js";
 
 /** What both storage engines offer beyond the `Broker` contract. */
@@ -53,4 +53,29 @@ export async function openBroker(
     return PostgresBroker.open(location, options);
   }
   return new SqliteBroker(location, options);
+}
+
+// What the CLI configures and maintains besides opening a broker: it reaches storage only here.
+export type { DlqBounds } from "./core/dlq-bounds.js";
+export type { V5ImportCounts } from "./store/mqlite-v5.js";
+export { parseSyncMode, type SyncMode } from "./store/sync-mode.js";
+
+/**
+ * The SQLite file operations of `mqlite vacuum` and `mqlite migrate-from-mqlite` (run on a stopped
+ * broker's file), loaded on first use.
+ */
+export async function sqliteFileTools() {
+  const [database, v5, migrate] = await Promise.all([
+    import("./store/database.js"),
+    import("./store/mqlite-v5.js"),
+    import("./store/migrate.js"),
+  ]);
+  return {
+    isMemoryPath: database.isMemoryPath,
+    normalizePath: database.normalizePath,
+    openDatabase: database.openDatabase,
+    isMqliteV5: v5.isMqliteV5,
+    v5BackupPath: v5.v5BackupPath,
+    readSchemaVersion: migrate.readSchemaVersion,
+  };
 }

@@ -1,4 +1,4 @@
-import { parseSyncMode, type SyncMode } from "../store/sync-mode.js";
+import { parseSyncMode, type SyncMode } from "../open.js";
 import { parseGoDuration } from "./duration.js";
 import { CliError } from "./errors.js";
 import { goQuote } from "./output/go.js";

@@ -1,6 +1,7 @@
 import type {
-  DeclaredTopic,
   DeclareTopicOptions,
+  EngineDeclaredTopic,
+  EngineTopicLogStat,
   LeaseTopicOptions,
   LogSubscribeOptions,
   PublishResult,
@@ -8,8 +9,7 @@ import type {
   ReapOptions,
   TaskSubscribeOptions,
   TopicBacklog,
-  TopicLogStat,
-  TopicMessage,
+  TopicLogMessage,
   TopicService,
 } from "../contract/topic-service.js";
 import type { OutgoingMessage, SendOptions } from "../contract/types.js";
@@ -69,11 +69,11 @@ export abstract class RemoteTopicService extends RemoteJobService implements Top
     });
   }
 
-  async listDeclaredTopics(): Promise<DeclaredTopic[]> {
+  async listDeclaredTopics(): Promise<EngineDeclaredTopic[]> {
     return (await this.http.call("listDeclaredTopics", undefined)).topics.map(declaredTopicFromWire);
   }
 
-  async readTopic(topic: string, name: string, options: ReadTopicOptions = {}): Promise<TopicMessage[]> {
+  async readTopic(topic: string, name: string, options: ReadTopicOptions = {}): Promise<TopicLogMessage[]> {
     const res = await this.http.call("readTopic", {
       topic,
       name,
@@ -86,7 +86,7 @@ export abstract class RemoteTopicService extends RemoteJobService implements Top
     return (await this.http.call("ackTopic", { topic, name, id })).ok;
   }
 
-  async leaseTopic(topic: string, name: string, options: LeaseTopicOptions = {}): Promise<TopicMessage[]> {
+  async leaseTopic(topic: string, name: string, options: LeaseTopicOptions = {}): Promise<TopicLogMessage[]> {
     notNegative(options.visibilityMs, "visibility_ms");
     const res = await this.http.call("leaseTopic", {
       topic,
@@ -110,7 +110,7 @@ export abstract class RemoteTopicService extends RemoteJobService implements Top
     return res.subscriptions.map(backlogFromWire);
   }
 
-  async topicLogStats(topic?: string): Promise<TopicLogStat[]> {
+  async topicLogStats(topic?: string): Promise<EngineTopicLogStat[]> {
     const res = await this.http.call("topicLogStats", topic === undefined ? {} : { topic });
     return res.subscriptions.map(logStatFromWire);
   }

@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
 import {
-  CanceledError,
+  CancelledError,
   ClosedError,
   InvalidArgumentError,
   MqliteError,
@@ -94,7 +94,7 @@ export class Transport {
     signal?: AbortSignal,
   ): Promise<ResponseOf<K>> {
     if (this.closed) throw new ClosedError();
-    if (signal?.aborted) throw new CanceledError();
+    if (signal?.aborted) throw new CancelledError();
     const payload = JSON.stringify(body ?? {}, finiteNumbers);
     this.inFlight++;
     try {

@@ -112,12 +112,17 @@ export class MessageTooLargeError extends MqliteError {
   }
 }
 
-/** The caller cancelled the operation before it ran. */
-export class CanceledError extends MqliteError {
-  constructor(message = "mqlite: operation canceled") {
+/** The caller cancelled the operation before it ran. Its wire code keeps the original's spelling, `canceled`. */
+export class CancelledError extends MqliteError {
+  constructor(message = "mqlite: operation cancelled") {
     super("canceled", 499, message);
   }
 }
+
+/** @deprecated Use `CancelledError` (the same class). */
+export const CanceledError = CancelledError;
+/** @deprecated Use `CancelledError`. */
+export type CanceledError = CancelledError;
 
 /** The broker is closed (or closing) and admits no new work. */
 export class ClosedError extends MqliteError {
@@ -196,7 +201,7 @@ const byCode: Record<ErrorCode, (message: string) => MqliteError> = {
   name_conflict: (m) => new NameConflictError(m),
   lock_lost: (m) => new LockLostError(m),
   message_too_large: (m) => new MessageTooLargeError(m),
-  canceled: (m) => new CanceledError(m),
+  canceled: (m) => new CancelledError(m),
   closed: (m) => new ClosedError(m),
   db_locked: (m) => new DbLockedError(m),
   schema_version_mismatch: (m) => new SchemaVersionMismatchError(m),

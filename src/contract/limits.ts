@@ -92,3 +92,12 @@ export const MAX_OBJECT_KEYS = MAX_MESSAGE_PROPERTIES;
  * cap and take seconds to decode.
  */
 export const MAX_REQUEST_ENTRIES = 250_000;
+
+/**
+ * The shortest lease a claim or a renewal may ask for (`lockDurationMs`): a shorter one would lapse
+ * between two renewals of a holder that is merely busy, and hand its message to a second holder.
+ */
+export const MIN_LEASE_CAP_MS = 1000;
+
+/** The longest duration mqlite accepts anywhere (ten years): longer is a mistake, not a plan. */
+export const MAX_DURATION_MS = 10 * 365 * 24 * 3600 * 1000;

@@ -74,8 +74,8 @@ export interface Delivery {
   duplicate?: boolean;
 }
 
-/** A message of a topic's log, as `readTopic` and `leaseTopic` return it. */
-export interface TopicMessage {
+/** A message of a topic's log, as the broker's `readTopic` and `leaseTopic` return it (the job face's `TopicMessage` decodes it). */
+export interface TopicLogMessage {
   /** The log id: increasing with publish order; also the cursor token of `ackTopic`. */
   id: number;
   topic: string;
@@ -116,8 +116,8 @@ export interface DeclareTopicOptions {
   retentionMs?: number;
 }
 
-/** A declared topic. */
-export interface DeclaredTopic {
+/** A declared topic, as the broker lists it (the job face's `DeclaredTopic` is its view). */
+export interface EngineDeclaredTopic {
   name: string;
   retentionMs?: number;
   createdAt: number;
@@ -141,8 +141,8 @@ export interface TopicBacklog {
   oldestPendingAt?: number;
 }
 
-/** The lag of one log subscription (`topicLogStats`). */
-export interface TopicLogStat {
+/** The lag of one log subscription, as the broker reports it (the job face's `TopicLogStat` is its view). */
+export interface EngineTopicLogStat {
   topic: string;
   subscription: string;
   cursor?: number;
@@ -177,16 +177,16 @@ export interface TopicService {
   /** Declares a topic (idempotent: a re-declare updates its retention and keeps its creation time). */
   declareTopic(name: string, options?: DeclareTopicOptions): Promise<void>;
   /** Declared topics, by name. */
-  listDeclaredTopics(): Promise<DeclaredTopic[]>;
+  listDeclaredTopics(): Promise<EngineDeclaredTopic[]>;
   /**
    * The log messages after a log subscription's cursor, oldest first (a read moves nothing: reading
    * again returns them again). Anything but a log subscription reads nothing.
    */
-  readTopic(topic: string, name: string, options?: ReadTopicOptions): Promise<TopicMessage[]>;
+  readTopic(topic: string, name: string, options?: ReadTopicOptions): Promise<TopicLogMessage[]>;
   /** Moves a log subscription's cursor up to `id` (inclusive). False when it is already there or beyond. */
   ackTopic(topic: string, name: string, id: number): Promise<boolean>;
   /** Leases log messages one by one: each is skipped by this subscription's later leases while leased. */
-  leaseTopic(topic: string, name: string, options?: LeaseTopicOptions): Promise<TopicMessage[]>;
+  leaseTopic(topic: string, name: string, options?: LeaseTopicOptions): Promise<TopicLogMessage[]>;
   /** Acknowledges a leased message. False when it is not leased (never leased, or already acknowledged). */
   ackMessage(topic: string, name: string, id: number): Promise<boolean>;
   /** Gives a leased message back at once. False when it is not leased. */
@@ -194,7 +194,7 @@ export interface TopicService {
   /** The backlog of every task subscription (of one topic), by topic then name. */
   topicStats(topic?: string): Promise<TopicBacklog[]>;
   /** The lag of every log subscription (of one topic), by topic then name. */
-  topicLogStats(topic?: string): Promise<TopicLogStat[]>;
+  topicLogStats(topic?: string): Promise<EngineTopicLogStat[]>;
   /** Removes ephemeral subscriptions whose owner stopped heartbeating. Returns how many. */
   reapSubscriptions(options?: ReapOptions): Promise<number>;
 }

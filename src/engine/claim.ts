@@ -1,14 +1,12 @@
 import type { Statement } from "better-sqlite3";
 import type { Message, ReceiveMode } from "../contract/types.js";
+import { leaseDuration } from "../core/lease.js";
+import { RECEIVE_BODY_BUDGET } from "../core/limits.js";
+import { decodeMessages, encodeMessages } from "../core/message-codec.js";
+import { DELIVERY_COLUMNS, deliveredMessage, deliveryRow } from "../core/message-row.js";
+import type { QueueRow } from "../core/queue-config.js";
+import { newLockToken } from "../core/tokens.js";
 import type { SqliteDatabase } from "../store/database.js";
-import { leaseDuration } from "./lease.js";
-import { decodeMessages, encodeMessages } from "./message-codec.js";
-import { DELIVERY_COLUMNS, deliveredMessage, deliveryRow } from "./message-row.js";
-import type { QueueRow } from "./queue-config.js";
-import { newLockToken } from "./tokens.js";
-
-/** Receive stops adding messages once their bodies reach this many bytes (the one that crosses is kept). */
-export const RECEIVE_BODY_BUDGET = 32 * 1024 * 1024;
 
 /** How long a receive attempt's record replays at least (ms). */
 const ATTEMPT_MIN_TTL_MS = 300_000;

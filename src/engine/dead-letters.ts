@@ -1,22 +1,7 @@
+import { type DlqBounds, effectiveBound } from "../core/dlq-bounds.js";
+import type { QueueRow } from "../core/queue-config.js";
 import type { SqliteDatabase } from "../store/database.js";
-import type { QueueRow } from "./queue-config.js";
 import type { SequenceNumbers } from "./sequence-numbers.js";
-
-/** The broker-wide DLQ retention bounds a queue inherits (0 = no bound). */
-export interface DlqBounds {
-  maxAgeMs: number;
-  maxCount: number;
-  maxBytes: number;
-}
-
-export const NO_DLQ_BOUNDS: DlqBounds = { maxAgeMs: 0, maxCount: 0, maxBytes: 0 };
-
-/** A queue's effective bound: 0 inherits the broker's, >0 is its own, <0 is unbounded. */
-export function effectiveBound(own: number, inherited: number): number {
-  if (own > 0) return own;
-  if (own < 0) return 0;
-  return inherited;
-}
 
 const RETENTION_BATCH = 1000;
 const RETENTION_MAX_BATCHES = 100;

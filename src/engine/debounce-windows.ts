@@ -1,6 +1,6 @@
 import type { DebounceOptions } from "../contract/job-service.js";
+import { debounceDeadline } from "../core/metrics-input.js";
 import type { SqliteDatabase } from "../store/database.js";
-import { debounceDeadline } from "./metrics-input.js";
 
 /**
  * Debounce windows (SQLite): a (queue, key) names the message its window collapses sends into, and

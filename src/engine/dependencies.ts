@@ -1,7 +1,7 @@
 import type { Dependency, DependencyOutcome } from "../contract/job-service.js";
 import type { MessageState } from "../contract/types.js";
+import { CHILD_FAILED_REASON, childFailedDescription, outcomeOf } from "../core/flow-input.js";
 import type { SqliteDatabase } from "../store/database.js";
-import { CHILD_FAILED_REASON, childFailedDescription, outcomeOf } from "./flow-input.js";
 
 interface SettledChild {
   child: number;

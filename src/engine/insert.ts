@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { GroupRequiredError } from "../contract/errors.js";
+import type { PreparedMessage } from "../core/outgoing.js";
+import type { QueueRow } from "../core/queue-config.js";
 import type { SqliteDatabase } from "../store/database.js";
-import type { PreparedMessage } from "./outgoing.js";
-import type { QueueRow } from "./queue-config.js";
 import { COLUMN_COUNT, RowInserter } from "./row-insert.js";
 import type { SequenceNumbers } from "./sequence-numbers.js";
 

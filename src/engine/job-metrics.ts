@@ -1,6 +1,6 @@
 import type { MetricIncrement, MetricKind, MetricPoint } from "../contract/job-service.js";
+import { bucketOf, type MetricsRange, oldestKeptBucket } from "../core/metrics-input.js";
 import type { SqliteDatabase } from "../store/database.js";
-import { bucketOf, type MetricsRange, oldestKeptBucket } from "./metrics-input.js";
 
 /**
  * Per-minute counts of settled jobs (SQLite), one row per (minute, queue, kind). Increments add to

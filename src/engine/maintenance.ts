@@ -1,39 +1,9 @@
+import type { DlqBounds } from "../core/dlq-bounds.js";
+import { MAX_DELIVERY_REASON } from "../core/limits.js";
+import type { MaintenanceResult } from "../core/maintenance-result.js";
 import type { SqliteDatabase } from "../store/database.js";
-import { DeadLetters, type DlqBounds } from "./dead-letters.js";
+import { DeadLetters } from "./dead-letters.js";
 import type { SequenceNumbers } from "./sequence-numbers.js";
-import { MAX_DELIVERY_REASON } from "./settle.js";
-
-/** What one maintenance pass changed, so the caller can wake waiters and re-arm timers. */
-export interface MaintenanceResult {
-  /** Queues that gained claimable messages. */
-  activated: Set<string>;
-  /** Messages that reached a final state (wake `awaitSettled`). */
-  settled: number[];
-  /** Kept outcomes (completed, cancelled) whose retention lapsed. */
-  retainedDropped: number;
-  requeued: number;
-  deadLettered: number;
-  scheduledActivated: number;
-  expired: number;
-  dedupDropped: number;
-  auxDropped: number;
-  retentionDropped: number;
-}
-
-export function emptyResult(): MaintenanceResult {
-  return {
-    activated: new Set(),
-    settled: [],
-    retainedDropped: 0,
-    requeued: 0,
-    deadLettered: 0,
-    scheduledActivated: 0,
-    expired: 0,
-    dedupDropped: 0,
-    auxDropped: 0,
-    retentionDropped: 0,
-  };
-}
 
 /**
  * The background work, as plain SQL steps over partial indexes: the reaper (lapsed leases), the

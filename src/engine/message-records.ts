@@ -7,12 +7,13 @@ import type {
   MessageRecord,
 } from "../contract/job-service.js";
 import { MESSAGE_STATES, type MessageState, SETTLED_STATES } from "../contract/types.js";
+import { leaseFence } from "../core/lease-fence.js";
+import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "../core/message-row.js";
+import { RECEIPT_TTL_MS } from "../core/receipts.js";
+import { keepNewest } from "../core/validate.js";
 import type { SqliteDatabase } from "../store/database.js";
 import { ANSWER_BUDGET_BYTES, AnswerBudget } from "./answer-budget.js";
-import { leaseFence } from "./lease-fence.js";
-import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "./message-row.js";
-import { keptCompletionReceiptsSql, RECEIPT_TTL_MS } from "./receipts.js";
-import { keepNewest } from "./validate.js";
+import { keptCompletionReceiptsSql } from "./receipts.js";
 
 /** Every column of a record: peek's, plus the queue and what the job face reads. */
 const RECORD_COLUMNS = `${PEEK_COLUMNS}, queue, result, delivered_at, settled_at, progress, unique_key,

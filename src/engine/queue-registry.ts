@@ -1,7 +1,7 @@
 import { NameConflictError, NotFoundError } from "../contract/errors.js";
 import type { QueueConfig, QueueInfo } from "../contract/types.js";
+import { normalizeQueueConfig, type QueueRow, queueInfoFromRow } from "../core/queue-config.js";
 import type { SqliteDatabase } from "../store/database.js";
-import { normalizeQueueConfig, type QueueRow, queueInfoFromRow } from "./queue-config.js";
 
 /**
  * The `queues` table with an in-process cache of rows. The cache is dropped whenever another

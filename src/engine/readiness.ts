@@ -1,25 +1,11 @@
 import { statfsSync } from "node:fs";
 import { dirname } from "node:path";
-import { ClosedError, DbLockedError, StorageFullError, UnavailableError } from "../contract/errors.js";
-import type { NotReadyReason, Readiness } from "../contract/types.js";
+import type { DbLockedError, StorageFullError } from "../contract/errors.js";
+import { notReadyFor } from "../contract/readiness.js";
+import type { Readiness } from "../contract/types.js";
 
 /** Free space under which a database file's disk counts as full: one largest request (32 MiB). */
 export const MIN_FREE_BYTES = 32 * 1024 * 1024;
-
-/**
- * The readiness an error means, for every store alike: a closed broker is `closing`, a full disk or
- * database `storage_full`, a lock held elsewhere `db_locked`, a database that does not answer
- * `db_unavailable`; any other error says nothing about readiness (undefined).
- */
-export function notReadyFor(err: unknown): Readiness | undefined {
-  let reason: NotReadyReason;
-  if (err instanceof ClosedError) reason = "closing";
-  else if (err instanceof StorageFullError) reason = "storage_full";
-  else if (err instanceof DbLockedError) reason = "db_locked";
-  else if (err instanceof UnavailableError) reason = "db_unavailable";
-  else return undefined;
-  return { ready: false, reason, message: err.message };
-}
 
 /**
  * Whether a database file can take writes, without writing: the last commit's store failure (a

@@ -1,12 +1,12 @@
 import type { ClaimGate } from "../contract/job-service.js";
 import type { Message } from "../contract/types.js";
-import type { Clock } from "../store/clock.js";
-import type { WriteContext } from "../store/writer.js";
+import type { Clock } from "../core/clock.js";
+import { waitAny } from "../core/wait-any.js";
+import type { Waiters } from "../core/waiters.js";
+import type { WriteContext } from "../core/write-context.js";
 import type { Claimer } from "./claim.js";
 import type { ClaimGates } from "./claim-gates.js";
 import type { QueueRegistry } from "./queue-registry.js";
-import { waitAny } from "./wait-any.js";
-import type { Waiters } from "./waiters.js";
 
 export interface ReceiveAnyDeps {
   clock: Clock;

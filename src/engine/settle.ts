@@ -1,15 +1,14 @@
 import { LockLostError } from "../contract/errors.js";
 import type { CompleteResult, LockRef, RenewResult } from "../contract/types.js";
+import { leaseDuration } from "../core/lease.js";
+import { leaseFence } from "../core/lease-fence.js";
+import { DEFAULT_REJECT_REASON, MAX_DELIVERY_REASON } from "../core/limits.js";
+import type { QueueRow } from "../core/queue-config.js";
+import { RECEIPT_TTL_MS, receiptArgs, type SettleOperation } from "../core/receipts.js";
 import type { SqliteDatabase } from "../store/database.js";
-import { leaseDuration } from "./lease.js";
-import { leaseFence } from "./lease-fence.js";
-import type { QueueRow } from "./queue-config.js";
-import { RECEIPT_TTL_MS, Receipts, receiptArgs, type SettleOperation } from "./receipts.js";
+import { Receipts } from "./receipts.js";
 
 const FENCE = leaseFence({ seq: "@seq", queue: "@queue", token: "@token" });
-
-export const DEFAULT_REJECT_REASON = "AppRequested";
-export const MAX_DELIVERY_REASON = "MaxDeliveryCountExceeded";
 
 /** A message's own delivery limit when it has one, else the queue's (`@max`). */
 export const EFFECTIVE_MAX = "(CASE WHEN max_deliveries > 0 THEN max_deliveries ELSE @max END)";

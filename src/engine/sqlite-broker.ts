@@ -31,10 +31,13 @@ import type {
   WorkerInfo,
   WorkerRecord,
 } from "../contract/job-service.js";
+import { type Logger, stderrLogger } from "../contract/logger.js";
+import { messageOf } from "../contract/message-of.js";
 import type {
-  DeclaredTopic,
   DeclareTopicOptions,
   Delivery,
+  EngineDeclaredTopic,
+  EngineTopicLogStat,
   LeaseTopicOptions,
   LogSubscribeOptions,
   PublishResult,
@@ -42,8 +45,7 @@ import type {
   ReapOptions,
   TaskSubscribeOptions,
   TopicBacklog,
-  TopicLogStat,
-  TopicMessage,
+  TopicLogMessage,
 } from "../contract/topic-service.js";
 import type {
   AbandonOptions,
@@ -73,22 +75,9 @@ import type {
   TestFilterResult,
 } from "../contract/types.js";
 import { MESSAGE_STATES } from "../contract/types.js";
-import type { FilterMessage } from "../filter/index.js";
-import { type CheckpointedFile, checkpointInBackground } from "../store/checkpointer.js";
-import type { Clock } from "../store/clock.js";
-import { systemClock } from "../store/clock.js";
-import { isMemoryPath, normalizePath, openDatabase, type SqliteDatabase } from "../store/database.js";
-import { LATEST_SCHEMA_VERSION } from "../store/migrations/index.js";
-import { mapSqliteError } from "../store/sqlite-errors.js";
-import type { SyncMode } from "../store/sync-mode.js";
-import { type WriteContext, Writer } from "../store/writer.js";
-import { VERSION } from "../version.js";
-import { Claimer, RECEIVE_BODY_BUDGET } from "./claim.js";
-import { ClaimGates, validateGates } from "./claim-gates.js";
-import { type DlqBounds, NO_DLQ_BOUNDS } from "./dead-letters.js";
-import { DebounceWindows } from "./debounce-windows.js";
-import { Dependencies } from "./dependencies.js";
-import { EventLog } from "./event-log.js";
+import type { Clock } from "../core/clock.js";
+import { systemClock } from "../core/clock.js";
+import { type DlqBounds, NO_DLQ_BOUNDS } from "../core/dlq-bounds.js";
 import {
   byCreation,
   DEFAULT_TOPIC_READ,
@@ -98,8 +87,8 @@ import {
   MAX_TOPIC_READ,
   TOPIC_PURGE_LIMIT,
   taskDelivery,
-} from "./fanout.js";
-import { compileFilter, filterMessage, testFilter } from "./filters.js";
+} from "../core/fanout.js";
+import { compileFilter, filterMessage, testFilter } from "../core/filters.js";
 import {
   checkEvents,
   checkLogLines,
@@ -108,30 +97,20 @@ import {
   type PreparedFlowNode,
   prepareFlow,
   waitingNodes,
-} from "./flow-input.js";
-import { type InsertTiming, MessageInserter, type RowToInsert } from "./insert.js";
-import { JobMetrics } from "./job-metrics.js";
-import { leaseCap } from "./lease.js";
-import { Locks } from "./locks.js";
-import { type Logger, stderrLogger } from "./logger.js";
-import { Loops } from "./loops.js";
-import { emptyResult, Maintenance, type MaintenanceResult } from "./maintenance.js";
-import { MessageLogs } from "./message-logs.js";
-import { MessageRecords } from "./message-records.js";
-import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "./message-row.js";
-import { checkDebounce, checkIncrements, metricKind, metricsRange } from "./metrics-input.js";
-import { type PreparedMessage, prepareMessages } from "./outgoing.js";
-import { pingMsSince } from "./ping.js";
-import { type CountRow, statsFromCounts } from "./queue-counts.js";
-import { QueueRegistry } from "./queue-registry.js";
-import { fileReadiness } from "./readiness.js";
-import { MultiReceiver } from "./receive-any.js";
-import { SequenceNumbers } from "./sequence-numbers.js";
-import { type KeepOptions, type SettleEffect, Settler } from "./settle.js";
-import { awaitSettled } from "./settled-waits.js";
-import { Subscriptions, type Target, taskSpec } from "./subscriptions.js";
-import { TopicLog } from "./topic-log.js";
-import { type DeliveryCount, topicBacklog } from "./topic-stats.js";
+} from "../core/flow-input.js";
+import { validateGates } from "../core/gates.js";
+import { leaseCap } from "../core/lease.js";
+import { DEFAULT_WORKER_STALE_MS, RECEIVE_BODY_BUDGET } from "../core/limits.js";
+import { Loops } from "../core/loops.js";
+import { emptyResult, type MaintenanceResult } from "../core/maintenance-result.js";
+import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "../core/message-row.js";
+import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../core/metrics-input.js";
+import { type PreparedMessage, prepareMessages } from "../core/outgoing.js";
+import { pingMsSince } from "../core/ping.js";
+import { type CountRow, statsFromCounts } from "../core/queue-counts.js";
+import { awaitSettled } from "../core/settled-waits.js";
+import { type Target, taskSpec } from "../core/subscription-rows.js";
+import { type DeliveryCount, topicBacklog } from "../core/topic-stats.js";
 import {
   clampCount,
   integer,
@@ -140,9 +119,36 @@ import {
   requireName,
   seqNumber,
   seqNumberList,
-} from "./validate.js";
-import { Waiters } from "./waiters.js";
-import { DEFAULT_WORKER_STALE_MS, Workers } from "./workers.js";
+} from "../core/validate.js";
+import { Waiters } from "../core/waiters.js";
+import type { WriteContext } from "../core/write-context.js";
+import type { FilterMessage } from "../filter/index.js";
+import { type CheckpointedFile, checkpointInBackground } from "../store/checkpointer.js";
+import { isMemoryPath, normalizePath, openDatabase, type SqliteDatabase } from "../store/database.js";
+import { LATEST_SCHEMA_VERSION } from "../store/migrations/index.js";
+import { mapSqliteError } from "../store/sqlite-errors.js";
+import type { SyncMode } from "../store/sync-mode.js";
+import { Writer } from "../store/writer.js";
+import { VERSION } from "../version.js";
+import { Claimer } from "./claim.js";
+import { ClaimGates } from "./claim-gates.js";
+import { DebounceWindows } from "./debounce-windows.js";
+import { Dependencies } from "./dependencies.js";
+import { EventLog } from "./event-log.js";
+import { type InsertTiming, MessageInserter, type RowToInsert } from "./insert.js";
+import { JobMetrics } from "./job-metrics.js";
+import { Locks } from "./locks.js";
+import { Maintenance } from "./maintenance.js";
+import { MessageLogs } from "./message-logs.js";
+import { MessageRecords } from "./message-records.js";
+import { QueueRegistry } from "./queue-registry.js";
+import { fileReadiness } from "./readiness.js";
+import { MultiReceiver } from "./receive-any.js";
+import { SequenceNumbers } from "./sequence-numbers.js";
+import { type KeepOptions, type SettleEffect, Settler } from "./settle.js";
+import { Subscriptions } from "./subscriptions.js";
+import { TopicLog } from "./topic-log.js";
+import { Workers } from "./workers.js";
 
 /** Options of `openBroker`. */
 export interface SqliteBrokerOptions {
@@ -336,10 +342,7 @@ export class SqliteBroker implements Broker {
   /** Hands the file to the checkpoint thread; without one (it could not start), commits checkpoint. */
   private startCheckpoints(synchronous: SyncMode): CheckpointedFile | undefined {
     const stopped = (err: unknown) =>
-      this.logger.warn(
-        { err: err instanceof Error ? err.message : String(err) },
-        "background checkpoints stopped; commits checkpoint instead",
-      );
+      this.logger.warn({ err: messageOf(err) }, "background checkpoints stopped; commits checkpoint instead");
     try {
       return checkpointInBackground(this.location, synchronous, stopped);
     } catch (err) {
@@ -1080,11 +1083,11 @@ export class SqliteBroker implements Broker {
     });
   }
 
-  listDeclaredTopics(): Promise<DeclaredTopic[]> {
+  listDeclaredTopics(): Promise<EngineDeclaredTopic[]> {
     return this.read(() => this.topicLog.listDeclared());
   }
 
-  readTopic(topic: string, name: string, options: ReadTopicOptions = {}): Promise<TopicMessage[]> {
+  readTopic(topic: string, name: string, options: ReadTopicOptions = {}): Promise<TopicLogMessage[]> {
     return this.read(() => {
       const limit = topicLimit(options.limit);
       const sub = this.subscriptions.row(topic, name);
@@ -1098,7 +1101,7 @@ export class SqliteBroker implements Broker {
     return this.write(() => this.subscriptions.ack(topic, name, integer(id, "id")));
   }
 
-  leaseTopic(topic: string, name: string, options: LeaseTopicOptions = {}): Promise<TopicMessage[]> {
+  leaseTopic(topic: string, name: string, options: LeaseTopicOptions = {}): Promise<TopicLogMessage[]> {
     let visibility: number;
     try {
       visibility =
@@ -1134,7 +1137,7 @@ export class SqliteBroker implements Broker {
     });
   }
 
-  topicLogStats(topic?: string): Promise<TopicLogStat[]> {
+  topicLogStats(topic?: string): Promise<EngineTopicLogStat[]> {
     return this.read(() => {
       const subs = this.subscriptions
         .rows()

@@ -1,134 +1,15 @@
-import { InvalidArgumentError, NameConflictError, NotFoundError } from "../contract/errors.js";
-import type { TaskSubscribeOptions } from "../contract/topic-service.js";
-import type { QueueConfig, SubscriptionInfo, SubscriptionKind } from "../contract/types.js";
+import { NameConflictError, NotFoundError } from "../contract/errors.js";
+import type { QueueConfig, SubscriptionInfo } from "../contract/types.js";
+import {
+  type SubscriptionRow,
+  subscriptionInfo,
+  type Target,
+  type TaskSpec,
+  taskParams,
+} from "../core/subscription-rows.js";
 import type { MessageFilter } from "../filter/index.js";
 import type { SqliteDatabase } from "../store/database.js";
 import type { QueueRegistry } from "./queue-registry.js";
-
-/** One subscription of a topic, with its filter compiled once. */
-export interface Target {
-  topic: string;
-  name: string;
-  kind: SubscriptionKind;
-  paused: boolean;
-  /** Undefined matches every message. */
-  filter: MessageFilter | undefined;
-  /** Task subscriptions: the task (the deliveries' subject) and the queue the deliveries go to. */
-  task?: string;
-  queue?: string;
-  /** Creation order: when, then the row's insertion position (a publish returns its copies in this order). */
-  createdAt: number;
-  position: number;
-  /** Delivery settings of a task subscription (null / 0: unset). */
-  priority?: number | null;
-  maxDeliveries?: number;
-  lockDurationMs?: number;
-}
-
-export interface SubscriptionRow {
-  topic: string;
-  name: string;
-  kind: SubscriptionKind;
-  filter: string | null;
-  paused: number;
-  created_at: number;
-  task: string | null;
-  target_queue: string | null;
-  durable: number;
-  owner: string | null;
-  priority: number | null;
-  max_deliveries: number;
-  lock_duration_ms: number;
-  cursor: number | null;
-  position?: number;
-}
-
-/** A subscription row as `listSubscriptions` reports it. */
-export function subscriptionInfo(r: SubscriptionRow): SubscriptionInfo {
-  const info: SubscriptionInfo = {
-    topic: r.topic,
-    name: r.name,
-    kind: r.kind,
-    paused: r.paused === 1,
-    createdAt: r.created_at,
-  };
-  if (r.filter) info.filter = r.filter;
-  if (r.kind === "task") {
-    info.task = r.task ?? "";
-    info.queue = r.target_queue ?? "";
-    info.durable = r.durable !== 0;
-    if (r.owner) info.owner = r.owner;
-    if (r.priority !== null) info.priority = r.priority;
-    if (r.max_deliveries > 0) info.maxDeliveryCount = r.max_deliveries;
-    if (r.lock_duration_ms > 0) info.lockDurationMs = r.lock_duration_ms;
-  }
-  if (r.kind === "log" && r.cursor !== null) info.cursor = r.cursor;
-  return info;
-}
-
-/** A validated task subscription. */
-export interface TaskSpec {
-  task: string;
-  queue: string;
-  filter: string;
-  durable: boolean;
-  owner: string | null;
-  priority: number | null;
-  maxDeliveries: number;
-  lockDurationMs: number;
-}
-
-/** The parameters of the one subscription upsert. */
-export function taskParams(topic: string, name: string, s: TaskSpec, now: number): Record<string, unknown> {
-  return {
-    topic,
-    name,
-    kind: "task",
-    filter: s.filter || null,
-    task: s.task,
-    queue: s.queue,
-    durable: s.durable ? 1 : 0,
-    owner: s.durable ? null : s.owner,
-    priority: s.priority,
-    maxDeliveries: s.maxDeliveries,
-    lockDurationMs: s.lockDurationMs,
-    now,
-  };
-}
-
-/** Validates `subscribeTask`'s options (names, settings, owner of an ephemeral subscription). */
-export function taskSpec(
-  options: TaskSubscribeOptions,
-  requireName: (v: unknown, what: string) => string,
-  integer: (v: unknown, field: string, fallback?: number, max?: number) => number,
-): TaskSpec {
-  if (options === null || typeof options !== "object")
-    throw new InvalidArgumentError("mqlite: task subscription options are required");
-  requireName(options.task, "task");
-  requireName(options.queue, "queue");
-  const durable = options.durable !== false;
-  if (!durable && !options.owner) {
-    throw new InvalidArgumentError("mqlite: an ephemeral subscription requires its owner (the worker id)");
-  }
-  const nonNegative = (v: unknown, field: string, max: number) => {
-    const n = integer(v, field, 0, max);
-    if (n < 0) throw new InvalidArgumentError(`mqlite: ${field} must not be negative`);
-    return n;
-  };
-  return {
-    task: options.task,
-    queue: options.queue,
-    filter: (options.filter ?? "").trim() === "" ? "" : (options.filter as string),
-    durable,
-    owner: durable ? null : (options.owner as string),
-    priority:
-      options.priority === undefined || options.priority === null
-        ? null
-        : integer(options.priority, "priority", 0, 2 ** 31 - 1),
-    maxDeliveries: nonNegative(options.maxDeliveryCount, "max_delivery_count", 1_000_000_000),
-    lockDurationMs: nonNegative(options.lockDurationMs, "lock_duration_ms", 10 * 365 * 24 * 3600 * 1000),
-  };
-}
 
 /** The one upsert of a task or log subscription: a re-subscribe keeps pause state, creation time and cursor. */
 export const UPSERT_JOB_SUBSCRIPTION = `

@@ -1,11 +1,11 @@
-import type { DeclaredTopic, TopicLogStat, TopicMessage } from "../contract/topic-service.js";
+import type { EngineDeclaredTopic, EngineTopicLogStat, TopicLogMessage } from "../contract/topic-service.js";
+import { FILTERED_READ_BATCH, logFilterMessage, type TopicMessageRow, topicMessage } from "../core/fanout.js";
+import type { PreparedMessage } from "../core/outgoing.js";
+import type { SubscriptionRow } from "../core/subscription-rows.js";
 import type { MessageFilter } from "../filter/index.js";
 import type { SqliteDatabase } from "../store/database.js";
 import { AnswerBudget } from "./answer-budget.js";
-import { FILTERED_READ_BATCH, logFilterMessage, type TopicMessageRow, topicMessage } from "./fanout.js";
-import type { PreparedMessage } from "./outgoing.js";
 import type { SequenceNumbers } from "./sequence-numbers.js";
-import type { SubscriptionRow } from "./subscriptions.js";
 
 interface DeclaredRow {
   name: string;
@@ -128,9 +128,9 @@ export class TopicLog {
     this.declaredCache.delete(name);
   }
 
-  listDeclared(): DeclaredTopic[] {
+  listDeclared(): EngineDeclaredTopic[] {
     return (this.allDeclared.all() as DeclaredRow[]).map((r) => {
-      const d: DeclaredTopic = { name: r.name, createdAt: r.created_at };
+      const d: EngineDeclaredTopic = { name: r.name, createdAt: r.created_at };
       if (r.retention_ms !== null) d.retentionMs = r.retention_ms;
       return d;
     });
@@ -166,18 +166,18 @@ export class TopicLog {
     limit: number,
     now: number,
     filter: MessageFilter | undefined,
-  ): TopicMessage[] {
+  ): TopicLogMessage[] {
     const after = cursor ?? 0;
     const budget = new AnswerBudget();
     if (!filter || filter.matchesAll) {
-      const out: TopicMessage[] = [];
+      const out: TopicLogMessage[] = [];
       for (const r of this.readRows.iterate({ topic, after, limit, now }) as Iterable<TopicMessageRow>) {
         out.push(topicMessage(r));
         if (!budget.add(r)) break;
       }
       return out;
     }
-    const out: TopicMessage[] = [];
+    const out: TopicLogMessage[] = [];
     let from = after;
     for (;;) {
       const rows = this.readRows.all({
@@ -206,8 +206,8 @@ export class TopicLog {
     visibilityMs: number,
     now: number,
     filter: MessageFilter | undefined,
-  ): TopicMessage[] {
-    const out: TopicMessage[] = [];
+  ): TopicLogMessage[] {
+    const out: TopicLogMessage[] = [];
     const budget = new AnswerBudget();
     let after = 0;
     for (;;) {
@@ -252,13 +252,13 @@ export class TopicLog {
     this.dropTopicDeliveries.run(topic);
   }
 
-  logStats(subs: SubscriptionRow[], now: number): TopicLogStat[] {
+  logStats(subs: SubscriptionRow[], now: number): EngineTopicLogStat[] {
     return subs.map((s) => {
       const r = this.lagOf.get({ topic: s.topic, after: s.cursor ?? 0, now }) as {
         n: number;
         oldest: number | null;
       };
-      const stat: TopicLogStat = { topic: s.topic, subscription: s.name, lag: r.n };
+      const stat: EngineTopicLogStat = { topic: s.topic, subscription: s.name, lag: r.n };
       if (s.cursor !== null) stat.cursor = s.cursor;
       if (r.oldest !== null) stat.oldestUnackedAt = r.oldest;
       return stat;

@@ -1,9 +1,6 @@
 import type { HeartbeatResult, WorkerInfo, WorkerRecord } from "../contract/job-service.js";
 import type { SqliteDatabase } from "../store/database.js";
 
-/** How long a worker may go without a heartbeat before another heartbeat reaps it. */
-export const DEFAULT_WORKER_STALE_MS = 30_000;
-
 interface WorkerRow {
   id: string;
   info: string;

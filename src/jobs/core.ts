@@ -1,5 +1,5 @@
 import type { Broker } from "../contract/broker.js";
-import type { Logger } from "../engine/logger.js";
+import type { Logger } from "../contract/logger.js";
 import type { QueueEventBus } from "./events.js";
 import type { MetricsRecorder } from "./metrics-recorder.js";
 import type { KeepJobs } from "./retention.js";

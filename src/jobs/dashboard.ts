@@ -1,5 +1,6 @@
 import type { Broker } from "../contract/broker.js";
-import { type Logger, silentLogger } from "../engine/logger.js";
+import type { Logger } from "../contract/logger.js";
+import { serveDashboard } from "./host.js";
 import type { PeriodicTask } from "./types.js";
 
 /** Options of `queue.dashboard()`. */
@@ -37,27 +38,13 @@ export interface Dashboard {
 
 /**
  * Serves the web console over a broker: a served broker (the whole HTTP API, `/ui` on) that does
- * not close the broker when it stops. The server is loaded on first use, so the job face does not
- * load HTTP code unless asked to.
+ * not close the broker when it stops. The host loads the server on first use, so the job face does
+ * not load HTTP code unless asked to.
  */
-export async function startDashboard(
+export function startDashboard(
   broker: Broker,
   options: DashboardOptions = {},
   periodic?: DashboardPeriodic,
 ): Promise<Dashboard> {
-  const { defaultConsoleDir, startServer } = await import("../server/index.js");
-  const server = await startServer({
-    broker,
-    port: options.port ?? 6754,
-    host: options.host ?? "127.0.0.1",
-    tokens: options.tokens ?? [],
-    ...(options.insecureAllowRemote !== undefined && { insecureAllowRemote: options.insecureAllowRemote }),
-    ...(options.cors !== undefined && { cors: options.cors }),
-    ui: { dir: defaultConsoleDir() },
-    logger: options.logger ?? silentLogger,
-    closeBroker: false,
-    graceMs: 2000,
-    ...(periodic && { periodic }),
-  });
-  return { url: `${server.url}/ui/`, apiUrl: server.url, close: () => server.close() };
+  return serveDashboard(broker, options, periodic);
 }

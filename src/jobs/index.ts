@@ -3,6 +3,13 @@
  * results, over any mqlite `Broker`.
  * @module
  */
+// The entry wires the default host (storage picked by location, the console's server); every other
+// module of the job face knows only the Broker contract.
+import { defaultJobHost } from "../job-host.js";
+import { provideJobHost } from "./host.js";
+
+provideJobHost(defaultJobHost);
+
 export type { BackoffFunction, ExponentialBackoff, FixedBackoff, RetryBackoff } from "./backoff.js";
 export { CborSerializer } from "./cbor.js";
 export { currentJob, type JobContext } from "./context.js";

@@ -1,10 +1,10 @@
 import type { MessageRecord } from "../contract/job-service.js";
+import { PROP_METADATA, PROP_NOTES, statusOf } from "../contract/job-status.js";
+import { MAX_DURATION_MS, MIN_LEASE_CAP_MS } from "../contract/limits.js";
 import type { MessageState } from "../contract/types.js";
-import { MIN_LEASE_CAP_MS } from "../engine/lease.js";
-import { MAX_DURATION_MS } from "../engine/validate.js";
 import { QueueError } from "./errors.js";
 import { splitEngineQueue } from "./naming.js";
-import type { DeadJob, Job, JobStatus } from "./types.js";
+import type { DeadJob, Job } from "./types.js";
 
 /**
  * A job's message stores its timeout plus this margin as its own lease; workers cap every claim and
@@ -28,51 +28,16 @@ export function leaseMsOf(value: unknown): number {
   return value;
 }
 export const DEFAULT_MAX_RETRIES = 3;
-/** Completed and cancelled jobs are kept this long by default. */
-export const DEFAULT_RESULT_TTL_MS = 24 * 3600 * 1000;
-
-/** Message property keys of the job fields that have no column of their own. */
-export const PROP_METADATA = "metadata";
-export const PROP_NOTES = "notes";
+// The job-status rules the console shares live in the contract.
+export {
+  DEFAULT_RESULT_TTL_MS,
+  PROP_METADATA,
+  PROP_NOTES,
+  statesOf,
+  statusOf,
+} from "../contract/job-status.js";
 /** A job's own result retention (ms), set by a publish's `resultTtlMs`. */
 export const PROP_RESULT_TTL = "result_ttl_ms";
-
-/** A job's status from its message's state (a scheduled message that was delivered before is backing off: `failed`). */
-export function statusOf(state: MessageState | undefined, deliveryCount: number): JobStatus {
-  switch (state) {
-    case "locked":
-      return "running";
-    case "completed":
-      return "complete";
-    case "dead_lettered":
-      return "dead";
-    case "cancelled":
-      return "cancelled";
-    case "scheduled":
-      return deliveryCount > 0 ? "failed" : "pending";
-    default:
-      return "pending";
-  }
-}
-
-/** The message states (and backoff flag) of a status filter. */
-export function statesOf(status: JobStatus | "completed"): { states: MessageState[]; backingOff?: boolean } {
-  switch (status) {
-    case "pending":
-      return { states: ["active", "scheduled", "deferred"], backingOff: false };
-    case "failed":
-      return { states: ["scheduled"], backingOff: true };
-    case "running":
-      return { states: ["locked"] };
-    case "complete":
-    case "completed":
-      return { states: ["completed"] };
-    case "dead":
-      return { states: ["dead_lettered"] };
-    case "cancelled":
-      return { states: ["cancelled"] };
-  }
-}
 
 export function timeoutOf(lockDurationMs: number | undefined): number {
   return lockDurationMs && lockDurationMs > LEASE_GRACE_MS

@@ -1,4 +1,4 @@
-import type { Logger } from "../engine/logger.js";
+import type { Logger } from "../contract/logger.js";
 import type { LogConsumer, Topics } from "./topics.js";
 
 function wait(ms: number, signal: AbortSignal): Promise<void> {

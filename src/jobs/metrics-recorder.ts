@@ -1,7 +1,7 @@
 import type { Broker } from "../contract/broker.js";
 import type { MetricIncrement, MetricKind } from "../contract/job-service.js";
 import { MAX_METRIC_INCREMENTS_PER_CALL } from "../contract/limits.js";
-import type { Logger } from "../engine/logger.js";
+import type { Logger } from "../contract/logger.js";
 
 /**
  * How long counts gather before one `addMetrics` stores them: a burst of settlements costs one

@@ -1,7 +1,7 @@
 import type { Broker } from "../contract/broker.js";
-import { acquireBroker } from "./broker-pool.js";
 import { QueueError } from "./errors.js";
 import { SHARED_EVENTS, type SharedEvent } from "./event-recorder.js";
+import { acquireBroker } from "./host.js";
 import type { QueueEventMap } from "./types.js";
 
 /** Where a `QueueEvents` reads, and from where. */

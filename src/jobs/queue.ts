@@ -1,9 +1,8 @@
 import type { Broker } from "../contract/broker.js";
 import { MAX_NAME_LIST } from "../contract/limits.js";
-import { type Logger, stderrLogger } from "../engine/logger.js";
+import { type Logger, stderrLogger } from "../contract/logger.js";
 import { Admission } from "./admission.js";
 import { validateBackoff } from "./backoff.js";
-import { acquireBroker } from "./broker-pool.js";
 import type { QueueCore, RegisteredTask } from "./core.js";
 import { type Dashboard, type DashboardOptions, startDashboard } from "./dashboard.js";
 import { debounceRule } from "./debounce.js";
@@ -12,6 +11,7 @@ import { QueueError } from "./errors.js";
 import { EventRecorder } from "./event-recorder.js";
 import { QueueEventBus } from "./events.js";
 import { cancelFlow, enqueueFlow, startFlowSweep } from "./flows.js";
+import { acquireBroker } from "./host.js";
 import { Inspector } from "./inspector.js";
 import { promoteJob, removeJob, retryJob } from "./job-actions.js";
 import { DEFAULT_LEASE_MS, DEFAULT_RESULT_TTL_MS, leaseMsOf, seqOf } from "./job-record.js";

@@ -1,7 +1,6 @@
 import type { Broker } from "../contract/broker.js";
-import { MAX_KEEP_NEWEST } from "../contract/limits.js";
+import { MAX_DURATION_MS, MAX_KEEP_NEWEST } from "../contract/limits.js";
 import type { MessageState } from "../contract/types.js";
-import { MAX_DURATION_MS } from "../engine/validate.js";
 import type { QueueCore } from "./core.js";
 import { QueueError } from "./errors.js";
 

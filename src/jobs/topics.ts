@@ -1,6 +1,6 @@
 import type { Broker } from "../contract/broker.js";
 import { NotFoundError } from "../contract/errors.js";
-import type { TopicMessage as EngineTopicMessage } from "../contract/topic-service.js";
+import type { TopicLogMessage as EngineTopicMessage } from "../contract/topic-service.js";
 import type { OutgoingMessage } from "../contract/types.js";
 import type { QueueCore } from "./core.js";
 import { QueueError } from "./errors.js";

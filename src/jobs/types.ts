@@ -1,4 +1,5 @@
 import type { Broker } from "../contract/broker.js";
+import type { JobStatus } from "../contract/job-status.js";
 import type { RetryBackoff } from "./backoff.js";
 import type { DebounceFields } from "./debounce.js";
 import type { RateLimit } from "./rate-limit.js";
@@ -106,8 +107,7 @@ export interface EnqueueOptions extends DebounceFields {
   namespace?: string;
 }
 
-/** The state of a job. `failed` is a job waiting out its backoff after a failed attempt. */
-export type JobStatus = "pending" | "running" | "complete" | "failed" | "dead" | "cancelled";
+export type { JobStatus };
 
 /** A job as `getJob` and `listJobs` return it. Times are epoch ms. */
 export interface Job {

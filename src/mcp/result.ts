@@ -1,5 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { MqliteError } from "../contract/errors.js";
+import { messageOf } from "../contract/message-of.js";
 
 /** A tool's answer: its JSON, as text. */
 export function jsonResult(value: unknown): CallToolResult {
@@ -9,10 +10,6 @@ export function jsonResult(value: unknown): CallToolResult {
 /** The error's wire code: a broker error (`unavailable` for a broker out of reach) keeps its own. */
 function codeOf(err: unknown): string {
   return err instanceof MqliteError ? err.code : "internal";
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** A failed call, reported to the agent as `isError` with the error envelope `{code, message}`. */

@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import type { Message, ReceiveMode } from "../contract/types.js";
-import { RECEIVE_BODY_BUDGET } from "../engine/claim.js";
-import { leaseDuration } from "../engine/lease.js";
-import { decodeMessages, encodeMessages } from "../engine/message-codec.js";
-import { deliveredMessage, type MessageRow } from "../engine/message-row.js";
-import { newLockToken } from "../engine/tokens.js";
+import { leaseDuration } from "../core/lease.js";
+import { RECEIVE_BODY_BUDGET } from "../core/limits.js";
+import { decodeMessages, encodeMessages } from "../core/message-codec.js";
+import { deliveredMessage, type MessageRow } from "../core/message-row.js";
+import { newLockToken } from "../core/tokens.js";
 import { DELIVERY_COLUMNS } from "./columns.js";
 import type { Conn } from "./db.js";
 import type { GateSession } from "./gates.js";

@@ -1,11 +1,12 @@
 import pg from "pg";
 import {
-  CanceledError,
+  CancelledError,
   ClosedError,
   InternalError,
   MqliteError,
   StorageFullError,
 } from "../contract/errors.js";
+import { messageOf } from "../contract/message-of.js";
 import { isConnectionError, isTransientServerError, mapPgError, outcomeUnknown, sqlState } from "./errors.js";
 
 /** A connection inside an operation: every statement is prepared once per connection, by name. */
@@ -142,13 +143,13 @@ export class Db {
     signal: AbortSignal | undefined,
   ): Promise<T> {
     for (let attempt = 0; ; attempt++) {
-      if (signal?.aborted) throw new CanceledError();
+      if (signal?.aborted) throw new CancelledError();
       const outcome = await this.attempt(mode, fn);
       if (outcome.ok) return outcome.value;
       if (!outcome.retry || attempt >= this.options.maxRetries) {
         if (outcome.retry && !(outcome.error instanceof MqliteError)) {
           throw new InternalError(
-            `mqlite: postgres unavailable after ${attempt + 1} attempts: ${errorText(outcome.error)}`,
+            `mqlite: postgres unavailable after ${attempt + 1} attempts: ${messageOf(outcome.error)}`,
             { cause: outcome.error },
           );
         }
@@ -208,7 +209,7 @@ export class Db {
           }
         }
         if (err instanceof MqliteError) return { ok: false, retry: false, error: err };
-        if (mode === "one" && broken && !NOT_SENT.test(errorText(err))) {
+        if (mode === "one" && broken && !NOT_SENT.test(messageOf(err))) {
           return { ok: false, retry: false, error: outcomeUnknown(err) };
         }
         // In a transaction nothing was committed; a read has no effects; a server error rolled back.
@@ -241,10 +242,6 @@ export class Db {
     }
     return name;
   }
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 function sleep(ms: number): Promise<void> {

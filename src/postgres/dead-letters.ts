@@ -1,5 +1,5 @@
-import { type DlqBounds, effectiveBound } from "../engine/dead-letters.js";
-import type { QueueRow } from "../engine/queue-config.js";
+import { type DlqBounds, effectiveBound } from "../core/dlq-bounds.js";
+import type { QueueRow } from "../core/queue-config.js";
 import type { Conn } from "./db.js";
 import { lockAll, xactLockKey } from "./locks.js";
 

@@ -1,5 +1,5 @@
 import type { DebounceOptions } from "../contract/job-service.js";
-import { debounceDeadline } from "../engine/metrics-input.js";
+import { debounceDeadline } from "../core/metrics-input.js";
 import type { Conn } from "./db.js";
 
 /**

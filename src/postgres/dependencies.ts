@@ -1,6 +1,6 @@
 import type { Dependency, DependencyOutcome } from "../contract/job-service.js";
 import type { MessageState } from "../contract/types.js";
-import { CHILD_FAILED_REASON, childFailedDescription, outcomeOf } from "../engine/flow-input.js";
+import { CHILD_FAILED_REASON, childFailedDescription, outcomeOf } from "../core/flow-input.js";
 import type { Conn } from "./db.js";
 
 interface SettledChild {

@@ -6,6 +6,7 @@ import {
   OutcomeUnknownError,
   StorageFullError,
 } from "../contract/errors.js";
+import { messageOf } from "../contract/message-of.js";
 
 /** An error reported by the server carries a SQLSTATE `code`. */
 export function sqlState(err: unknown): string | undefined {
@@ -61,7 +62,7 @@ export function isConnectionError(err: unknown): boolean {
 export function mapPgError(err: unknown): Error {
   if (err instanceof MqliteError) return err;
   const code = sqlState(err);
-  const message = err instanceof Error ? err.message : String(err);
+  const message = messageOf(err);
   switch (code) {
     case "23503":
       return new NotFoundError("mqlite: queue not found");
@@ -83,7 +84,7 @@ export function mapPgError(err: unknown): Error {
 
 /** The write's commit acknowledgement was lost. */
 export function outcomeUnknown(err: unknown): OutcomeUnknownError {
-  const message = err instanceof Error ? err.message : String(err);
+  const message = messageOf(err);
   return new OutcomeUnknownError(
     `mqlite: the connection to PostgreSQL broke while the write was committing; it may or may not have applied (${message})`,
     { cause: err },

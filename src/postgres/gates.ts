@@ -1,5 +1,5 @@
 import type { ClaimGate } from "../contract/job-service.js";
-import { GATE_RECHECK_MS } from "../engine/claim-gates.js";
+import { GATE_RECHECK_MS } from "../core/gates.js";
 import type { Conn } from "./db.js";
 
 interface Bucket {

@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import { AlreadyExistsError, GroupRequiredError, NotFoundError } from "../contract/errors.js";
+import type { Logger } from "../contract/logger.js";
 import type { Delivery, PublishResult } from "../contract/topic-service.js";
-import { byCreation, taskDelivery } from "../engine/fanout.js";
-import { filterMessage } from "../engine/filters.js";
-import type { Logger } from "../engine/logger.js";
-import type { PreparedMessage } from "../engine/outgoing.js";
-import type { Target } from "../engine/subscriptions.js";
+import { byCreation, taskDelivery } from "../core/fanout.js";
+import { filterMessage } from "../core/filters.js";
+import type { PreparedMessage } from "../core/outgoing.js";
+import type { Target } from "../core/subscription-rows.js";
 import type { FilterMessage } from "../filter/index.js";
 import type { Conn } from "./db.js";
 import { lockAll, xactLockKey } from "./locks.js";

@@ -1,5 +1,5 @@
 import type { MetricIncrement, MetricKind, MetricPoint } from "../contract/job-service.js";
-import { bucketOf, type MetricsRange, oldestKeptBucket } from "../engine/metrics-input.js";
+import { bucketOf, type MetricsRange, oldestKeptBucket } from "../core/metrics-input.js";
 import type { Conn } from "./db.js";
 
 /** Per-minute counts of settled jobs (PostgreSQL), as on SQLite: increments add to shared rows. */

@@ -1,6 +1,6 @@
-import type { DlqBounds } from "../engine/dead-letters.js";
-import type { MaintenanceResult } from "../engine/maintenance.js";
-import { MAX_DELIVERY_REASON } from "../engine/settle.js";
+import type { DlqBounds } from "../core/dlq-bounds.js";
+import { MAX_DELIVERY_REASON } from "../core/limits.js";
+import type { MaintenanceResult } from "../core/maintenance-result.js";
 import { EFFECTIVE_MAX } from "./columns.js";
 import type { Conn } from "./db.js";
 import { PgDeadLetters } from "./dead-letters.js";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import pg from "pg";
-import type { Logger } from "../engine/logger.js";
+import type { Logger } from "../contract/logger.js";
 import type { Db } from "./db.js";
 import { SESSION_LOCK, schemaLockId } from "./locks.js";
 import { quoteIdent } from "./migrate.js";

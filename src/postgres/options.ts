@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from "../contract/errors.js";
-import type { DlqBounds } from "../engine/dead-letters.js";
-import type { Logger } from "../engine/logger.js";
-import type { Clock } from "../store/clock.js";
+import type { Logger } from "../contract/logger.js";
+import type { Clock } from "../core/clock.js";
+import type { DlqBounds } from "../core/dlq-bounds.js";
 
 /** Options of a broker on PostgreSQL (`openBroker("postgres://…")`). */
 export interface PostgresBrokerOptions {

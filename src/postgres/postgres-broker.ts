@@ -30,9 +30,12 @@ import type {
   WorkerInfo,
   WorkerRecord,
 } from "../contract/job-service.js";
+import { type Logger, stderrLogger } from "../contract/logger.js";
+import { messageOf } from "../contract/message-of.js";
 import type {
-  DeclaredTopic,
   DeclareTopicOptions,
+  EngineDeclaredTopic,
+  EngineTopicLogStat,
   LeaseTopicOptions,
   LogSubscribeOptions,
   PublishResult,
@@ -40,8 +43,7 @@ import type {
   ReapOptions,
   TaskSubscribeOptions,
   TopicBacklog,
-  TopicLogStat,
-  TopicMessage,
+  TopicLogMessage,
 } from "../contract/topic-service.js";
 import type {
   AbandonOptions,
@@ -71,9 +73,9 @@ import type {
   TestFilterResult,
 } from "../contract/types.js";
 import { MESSAGE_STATES } from "../contract/types.js";
-import { RECEIVE_BODY_BUDGET } from "../engine/claim.js";
-import { validateGates } from "../engine/claim-gates.js";
-import { type DlqBounds, NO_DLQ_BOUNDS } from "../engine/dead-letters.js";
+import type { Clock } from "../core/clock.js";
+import { systemClock } from "../core/clock.js";
+import { type DlqBounds, NO_DLQ_BOUNDS } from "../core/dlq-bounds.js";
 import {
   DEFAULT_TOPIC_READ,
   DEFAULT_VISIBILITY_MS,
@@ -81,8 +83,8 @@ import {
   EPHEMERAL_LIVENESS_MS,
   MAX_TOPIC_READ,
   TOPIC_PURGE_LIMIT,
-} from "../engine/fanout.js";
-import { compileFilter, testFilter } from "../engine/filters.js";
+} from "../core/fanout.js";
+import { compileFilter, testFilter } from "../core/filters.js";
 import {
   checkEvents,
   checkLogLines,
@@ -90,19 +92,20 @@ import {
   logPage,
   prepareFlow,
   waitingNodes,
-} from "../engine/flow-input.js";
-import { leaseCap } from "../engine/lease.js";
-import { type Logger, stderrLogger } from "../engine/logger.js";
-import { Loops, type MaintenanceStep } from "../engine/loops.js";
-import { emptyResult, type MaintenanceResult } from "../engine/maintenance.js";
-import { type MessageRow, peekedMessage } from "../engine/message-row.js";
-import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../engine/metrics-input.js";
-import { type PreparedMessage, prepareMessages } from "../engine/outgoing.js";
-import { pingMsSince } from "../engine/ping.js";
-import { type CountRow, statsFromCounts } from "../engine/queue-counts.js";
-import { awaitSettled } from "../engine/settled-waits.js";
-import { taskSpec } from "../engine/subscriptions.js";
-import { type DeliveryCount, topicBacklog } from "../engine/topic-stats.js";
+} from "../core/flow-input.js";
+import { validateGates } from "../core/gates.js";
+import { leaseCap } from "../core/lease.js";
+import { DEFAULT_WORKER_STALE_MS, RECEIVE_BODY_BUDGET } from "../core/limits.js";
+import { Loops, type MaintenanceStep } from "../core/loops.js";
+import { emptyResult, type MaintenanceResult } from "../core/maintenance-result.js";
+import { type MessageRow, peekedMessage } from "../core/message-row.js";
+import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../core/metrics-input.js";
+import { type PreparedMessage, prepareMessages } from "../core/outgoing.js";
+import { pingMsSince } from "../core/ping.js";
+import { type CountRow, statsFromCounts } from "../core/queue-counts.js";
+import { awaitSettled } from "../core/settled-waits.js";
+import { taskSpec } from "../core/subscription-rows.js";
+import { type DeliveryCount, topicBacklog } from "../core/topic-stats.js";
 import {
   clampCount,
   integer,
@@ -111,12 +114,9 @@ import {
   requireName,
   seqNumber,
   seqNumberList,
-} from "../engine/validate.js";
-import { waitAny } from "../engine/wait-any.js";
-import { Waiters } from "../engine/waiters.js";
-import { DEFAULT_WORKER_STALE_MS } from "../engine/workers.js";
-import type { Clock } from "../store/clock.js";
-import { systemClock } from "../store/clock.js";
+} from "../core/validate.js";
+import { waitAny } from "../core/wait-any.js";
+import { Waiters } from "../core/waiters.js";
 import { VERSION } from "../version.js";
 import { PgClaimer } from "./claim.js";
 import { PEEK_COLUMNS } from "./columns.js";
@@ -307,7 +307,7 @@ export class PostgresBroker implements Broker {
       await broker.abort();
       throw err instanceof Error && "code" in err && typeof (err as { status?: unknown }).status === "number"
         ? err
-        : new InternalError(`mqlite: cannot open PostgreSQL at ${redactDsn(dsn)}: ${errorText(err)}`, {
+        : new InternalError(`mqlite: cannot open PostgreSQL at ${redactDsn(dsn)}: ${messageOf(err)}`, {
             cause: err,
           });
     }
@@ -382,7 +382,7 @@ export class PostgresBroker implements Broker {
             batch,
           ]);
         } catch (err) {
-          this.logger.warn({ err: errorText(err) }, "could not notify other nodes");
+          this.logger.warn({ err: messageOf(err) }, "could not notify other nodes");
         }
       }
     } finally {
@@ -940,11 +940,11 @@ export class PostgresBroker implements Broker {
     });
   }
 
-  listDeclaredTopics(): Promise<DeclaredTopic[]> {
+  listDeclaredTopics(): Promise<EngineDeclaredTopic[]> {
     return this.read((c) => this.topicLog.listDeclared(c));
   }
 
-  async readTopic(topic: string, name: string, options: ReadTopicOptions = {}): Promise<TopicMessage[]> {
+  async readTopic(topic: string, name: string, options: ReadTopicOptions = {}): Promise<TopicLogMessage[]> {
     const limit = topicLimit(options.limit);
     if (limit === 0) return [];
     topic = pgName(topic);
@@ -968,7 +968,7 @@ export class PostgresBroker implements Broker {
     return this.one((c) => this.subscriptions.ack(c, pgName(topic), pgName(name), n));
   }
 
-  async leaseTopic(topic: string, name: string, options: LeaseTopicOptions = {}): Promise<TopicMessage[]> {
+  async leaseTopic(topic: string, name: string, options: LeaseTopicOptions = {}): Promise<TopicLogMessage[]> {
     const visibility =
       options.visibilityMs === undefined
         ? DEFAULT_VISIBILITY_MS
@@ -1008,7 +1008,7 @@ export class PostgresBroker implements Broker {
     });
   }
 
-  topicLogStats(topic?: string): Promise<TopicLogStat[]> {
+  topicLogStats(topic?: string): Promise<EngineTopicLogStat[]> {
     return this.read(async (c) => {
       const subs = (await this.subscriptions.rows(c)).filter(
         (r) => r.kind === "log" && (topic === undefined || r.topic === topic),
@@ -1467,8 +1467,4 @@ function topicLimit(limit: number | undefined): number {
  */
 function pgName(name: string): string {
   return typeof name === "string" && name.includes("\u0000") ? name.replace(/\u0000/g, "\u0001") : name;
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

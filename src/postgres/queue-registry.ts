@@ -1,6 +1,6 @@
 import { NameConflictError, NotFoundError } from "../contract/errors.js";
 import type { QueueConfig, QueueInfo } from "../contract/types.js";
-import { normalizeQueueConfig, type QueueRow, queueInfoFromRow } from "../engine/queue-config.js";
+import { normalizeQueueConfig, type QueueRow, queueInfoFromRow } from "../core/queue-config.js";
 import type { Conn } from "./db.js";
 
 /** A `queues` row on PostgreSQL: the SQLite row plus the config version that proves a cached copy fresh. */

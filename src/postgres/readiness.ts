@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { type StorageFullError, UnavailableError } from "../contract/errors.js";
+import { notReadyFor } from "../contract/readiness.js";
 import type { Readiness } from "../contract/types.js";
-import { notReadyFor } from "../engine/readiness.js";
 
 /** How long `/readyz` waits for a pooled connection and the health query together. */
 export const READINESS_TIMEOUT_MS = 2000;

@@ -10,9 +10,9 @@ import type {
   WorkerRecord,
 } from "../contract/job-service.js";
 import { MESSAGE_STATES, type MessageState, SETTLED_STATES } from "../contract/types.js";
-import { leaseFence } from "../engine/lease-fence.js";
-import { type MessageRow, peekedMessage } from "../engine/message-row.js";
-import { keepNewest } from "../engine/validate.js";
+import { leaseFence } from "../core/lease-fence.js";
+import { type MessageRow, peekedMessage } from "../core/message-row.js";
+import { keepNewest } from "../core/validate.js";
 import { PEEK_COLUMNS } from "./columns.js";
 import type { Conn } from "./db.js";
 

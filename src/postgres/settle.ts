@@ -1,9 +1,9 @@
 import { LockLostError, NotFoundError } from "../contract/errors.js";
 import type { CompleteResult, LockRef, RenewResult } from "../contract/types.js";
-import { leaseDuration } from "../engine/lease.js";
-import { leaseFence } from "../engine/lease-fence.js";
-import { RECEIPT_TTL_MS, receiptArgs, type SettleOperation } from "../engine/receipts.js";
-import { DEFAULT_REJECT_REASON, MAX_DELIVERY_REASON } from "../engine/settle.js";
+import { leaseDuration } from "../core/lease.js";
+import { leaseFence } from "../core/lease-fence.js";
+import { DEFAULT_REJECT_REASON, MAX_DELIVERY_REASON } from "../core/limits.js";
+import { RECEIPT_TTL_MS, receiptArgs, type SettleOperation } from "../core/receipts.js";
 import { EFFECTIVE_MAX } from "./columns.js";
 import type { Conn } from "./db.js";
 

@@ -6,7 +6,7 @@ import {
   type Target,
   type TaskSpec,
   taskParams,
-} from "../engine/subscriptions.js";
+} from "../core/subscription-rows.js";
 import type { MessageFilter } from "../filter/index.js";
 import type { Conn } from "./db.js";
 import type { PgQueueRegistry } from "./queue-registry.js";

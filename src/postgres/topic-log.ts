@@ -1,11 +1,6 @@
-import type { DeclaredTopic, TopicLogStat, TopicMessage } from "../contract/topic-service.js";
-import {
-  FILTERED_READ_BATCH,
-  logFilterMessage,
-  type TopicMessageRow,
-  topicMessage,
-} from "../engine/fanout.js";
-import type { SubscriptionRow } from "../engine/subscriptions.js";
+import type { EngineDeclaredTopic, EngineTopicLogStat, TopicLogMessage } from "../contract/topic-service.js";
+import { FILTERED_READ_BATCH, logFilterMessage, type TopicMessageRow, topicMessage } from "../core/fanout.js";
+import type { SubscriptionRow } from "../core/subscription-rows.js";
 import type { MessageFilter } from "../filter/index.js";
 import type { Conn } from "./db.js";
 
@@ -35,12 +30,12 @@ export class PgTopicLog {
     return (await c.q("SELECT 1 FROM topics WHERE name = $1", [name])).length > 0;
   }
 
-  async listDeclared(c: Conn): Promise<DeclaredTopic[]> {
+  async listDeclared(c: Conn): Promise<EngineDeclaredTopic[]> {
     const rows = await c.q<{ name: string; retention_ms: number | null; created_at: number }>(
       'SELECT * FROM topics ORDER BY name COLLATE "C"',
     );
     return rows.map((r) => {
-      const d: DeclaredTopic = { name: r.name, createdAt: r.created_at };
+      const d: EngineDeclaredTopic = { name: r.name, createdAt: r.created_at };
       if (r.retention_ms !== null) d.retentionMs = r.retention_ms;
       return d;
     });
@@ -53,12 +48,12 @@ export class PgTopicLog {
     limit: number,
     now: number,
     filter: MessageFilter | undefined,
-  ): Promise<TopicMessage[]> {
+  ): Promise<TopicLogMessage[]> {
     const after = cursor ?? 0;
     if (!filter || filter.matchesAll) {
       return (await c.q<TopicMessageRow>(READ, [topic, after, now, limit])).map(topicMessage);
     }
-    const out: TopicMessage[] = [];
+    const out: TopicLogMessage[] = [];
     let from = after;
     for (;;) {
       const rows = await c.q<TopicMessageRow>(READ, [topic, from, now, FILTERED_READ_BATCH]);
@@ -79,8 +74,8 @@ export class PgTopicLog {
     visibilityMs: number,
     now: number,
     filter: MessageFilter | undefined,
-  ): Promise<TopicMessage[]> {
-    const out: TopicMessage[] = [];
+  ): Promise<TopicLogMessage[]> {
+    const out: TopicLogMessage[] = [];
     let after = 0;
     for (;;) {
       const rows = await c.q<TopicMessageRow>(LEASE, [topic, name, after, now, FILTERED_READ_BATCH]);
@@ -133,15 +128,15 @@ export class PgTopicLog {
     await c.q("DELETE FROM topic_deliveries WHERE topic = $1", [topic]);
   }
 
-  async logStats(c: Conn, subs: SubscriptionRow[], now: number): Promise<TopicLogStat[]> {
-    const out: TopicLogStat[] = [];
+  async logStats(c: Conn, subs: SubscriptionRow[], now: number): Promise<EngineTopicLogStat[]> {
+    const out: EngineTopicLogStat[] = [];
     for (const s of subs) {
       const [r] = await c.q<{ n: number; oldest: number | null }>(
         `SELECT count(*)::int AS n, min(created_at) AS oldest FROM topic_messages
          WHERE topic = $1 AND id > $2 AND ${LIVE}`,
         [s.topic, s.cursor ?? 0, now],
       );
-      const stat: TopicLogStat = { topic: s.topic, subscription: s.name, lag: r?.n ?? 0 };
+      const stat: EngineTopicLogStat = { topic: s.topic, subscription: s.name, lag: r?.n ?? 0 };
       if (s.cursor !== null) stat.cursor = Number(s.cursor);
       if (r?.oldest !== null && r?.oldest !== undefined) stat.oldestUnackedAt = Number(r.oldest);
       out.push(stat);

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { Logger } from "../engine/logger.js";
+import type { Logger } from "../contract/logger.js";
 import type { ServerEnv } from "./env.js";
 
 /**

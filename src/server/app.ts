@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { NotFoundError } from "../contract/errors.js";
-import type { Logger } from "../engine/logger.js";
+import type { Logger } from "../contract/logger.js";
 import { openApiJson } from "../wire/index.js";
 import { brokersByPrincipal } from "./access/brokers.js";
 import { registerWhoAmI } from "./access/whoami.js";

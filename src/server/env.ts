@@ -1,5 +1,5 @@
 import type { Broker } from "../contract/broker.js";
-import type { Logger } from "../engine/logger.js";
+import type { Logger } from "../contract/logger.js";
 import type { Principal } from "./access/tokens.js";
 import type { LongPollSlots } from "./long-polls.js";
 

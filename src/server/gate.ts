@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { ClosedError } from "../contract/errors.js";
-import type { Logger } from "../engine/logger.js";
+import type { Logger } from "../contract/logger.js";
 import { authenticator } from "./access/authenticate.js";
 import type { TokenEntry } from "./access/tokens.js";
 import { writeAccessLog } from "./access-log.js";

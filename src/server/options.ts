@@ -1,5 +1,5 @@
 import type { Broker } from "../contract/broker.js";
-import type { Logger } from "../engine/logger.js";
+import type { Logger } from "../contract/logger.js";
 import type { TokenEntry } from "./access/tokens.js";
 import type { PeriodicControl } from "./periodic-route.js";
 import type { UiOptions } from "./ui.js";

@@ -1,7 +1,7 @@
 import { Cron } from "croner";
 import type { Hono } from "hono";
 import { InvalidArgumentError, NotFoundError } from "../contract/errors.js";
-import type { Logger } from "../engine/logger.js";
+import type { Logger } from "../contract/logger.js";
 import type { ServerEnv } from "./env.js";
 import { errorJson, json } from "./respond.js";
 

@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
+import { notReadyFor } from "../contract/readiness.js";
 import type { Readiness } from "../contract/types.js";
-import { notReadyFor } from "../engine/readiness.js";
 import { principalResolver, type TokenEntry } from "./access/tokens.js";
 import type { ServerEnv, ServerState } from "./env.js";
 import { json } from "./respond.js";

@@ -1,20 +1,7 @@
-import { CanceledError, ClosedError, DbLockedError, StorageFullError } from "../contract/errors.js";
+import { CancelledError, ClosedError, DbLockedError, StorageFullError } from "../contract/errors.js";
+import type { WriteContext } from "../core/write-context.js";
 import type { SqliteDatabase } from "./database.js";
 import { mapSqliteError } from "./sqlite-errors.js";
-
-/** What a write sees while it runs inside the shared transaction. */
-export interface WriteContext {
-  /** Runs `fn` after the transaction commits (never if it rolls back): wake waiters, bump counters. */
-  afterCommit(fn: () => void): void;
-  /**
-   * Runs `fn` in the same transaction after every write of the group, just before the commit, in a
-   * savepoint of its own: a hook that throws is undone and ignored (the writes still commit). A
-   * send uses it to hand its messages to parked receivers without a transaction of their own.
-   */
-  beforeCommit(fn: (ctx: WriteContext) => void): void;
-  /** Runs `fn` if the transaction rolls back instead: what a hook promised before the commit is off. */
-  afterRollback(fn: () => void): void;
-}
 
 /** The hooks one transaction (or one write of it) collects: it is the writes' context itself. */
 class Hooks implements WriteContext {
@@ -175,7 +162,7 @@ export class Writer {
    */
   run<T>(fn: (ctx: WriteContext) => T, signal?: AbortSignal, replayable = false): Promise<T> {
     if (this.closed) return Promise.reject(new ClosedError());
-    if (signal?.aborted) return Promise.reject(new CanceledError());
+    if (signal?.aborted) return Promise.reject(new CancelledError());
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject, signal, replayable });
       this.inFlight++;
@@ -241,7 +228,7 @@ export class Writer {
     this.scheduled = false;
     const batch = this.pending.filter((w) => {
       if (!w.signal?.aborted) return true;
-      this.settle(w, undefined, new CanceledError());
+      this.settle(w, undefined, new CancelledError());
       return false;
     });
     this.pending = [];

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { errorFromCode, type MqliteError } from "../contract/errors.js";
+import { messageOf } from "../contract/message-of.js";
 
 /** Every error response: `{"code":"not_found","message":"..."}`. */
 export const ErrorBody = z.strictObject({ code: z.string(), message: z.string() }).meta({ id: "Error" });
@@ -11,7 +12,7 @@ export function errorToWire(err: unknown): { status: number; body: ErrorBody } {
   if (e && typeof e.code === "string" && typeof e.status === "number" && e.status >= 400 && e.status <= 599) {
     return { status: e.status, body: { code: e.code, message: String(e.message ?? "") } };
   }
-  const message = err instanceof Error ? err.message : String(err);
+  const message = messageOf(err);
   return { status: 500, body: { code: "internal", message } };
 }
 

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import type {
-  DeclaredTopic,
+  EngineDeclaredTopic,
+  EngineTopicLogStat,
   PublishResult,
   TopicBacklog,
-  TopicLogStat,
-  TopicMessage,
+  TopicLogMessage,
 } from "../contract/topic-service.js";
 import { FilterJSON } from "./admin-service.js";
 import { decodeBase64, encodeBase64 } from "./base64.js";
@@ -64,7 +64,7 @@ export const DeclareTopicRequest = z
 
 export const DeclaredTopicJSON = z
   .strictObject({ name: z.string(), retention_ms: z.int().optional(), created_at_ms: z.int() })
-  .meta({ id: "DeclaredTopic" });
+  .meta({ id: "EngineDeclaredTopic" });
 
 export const ListDeclaredTopicsResponse = z
   .strictObject({ topics: z.array(DeclaredTopicJSON) })
@@ -96,7 +96,7 @@ export const TopicMessageJSON = z
     expires_at_ms: z.int().optional(),
     attempts: z.int().optional(),
   })
-  .meta({ id: "TopicMessage" });
+  .meta({ id: "TopicLogMessage" });
 
 export const TopicMessagesResponse = z
   .strictObject({ messages: z.array(TopicMessageJSON) })
@@ -137,7 +137,7 @@ export const TopicLogStatJSON = z
     lag: z.int(),
     oldest_unacked_at_ms: z.int().optional(),
   })
-  .meta({ id: "TopicLogStat" });
+  .meta({ id: "EngineTopicLogStat" });
 
 export const TopicLogStatsResponse = z
   .strictObject({ subscriptions: z.array(TopicLogStatJSON) })
@@ -180,7 +180,7 @@ export function publishResultFromWire(w: z.output<typeof PublishResponse>): Publ
   return r;
 }
 
-export function topicMessageToWire(m: TopicMessage): Out<typeof TopicMessageJSON> {
+export function topicMessageToWire(m: TopicLogMessage): Out<typeof TopicMessageJSON> {
   return {
     id: m.id,
     topic: m.topic,
@@ -196,8 +196,8 @@ export function topicMessageToWire(m: TopicMessage): Out<typeof TopicMessageJSON
   };
 }
 
-export function topicMessageFromWire(w: z.output<typeof TopicMessageJSON>): TopicMessage {
-  const m: TopicMessage = {
+export function topicMessageFromWire(w: z.output<typeof TopicMessageJSON>): TopicLogMessage {
+  const m: TopicLogMessage = {
     id: w.id,
     topic: w.topic,
     body: w.body ? decodeBase64(w.body) : Buffer.alloc(0),
@@ -213,7 +213,7 @@ export function topicMessageFromWire(w: z.output<typeof TopicMessageJSON>): Topi
   return m;
 }
 
-export function declaredTopicToWire(d: DeclaredTopic): Out<typeof DeclaredTopicJSON> {
+export function declaredTopicToWire(d: EngineDeclaredTopic): Out<typeof DeclaredTopicJSON> {
   return {
     name: d.name,
     ...(d.retentionMs !== undefined && { retention_ms: d.retentionMs }),
@@ -221,8 +221,8 @@ export function declaredTopicToWire(d: DeclaredTopic): Out<typeof DeclaredTopicJ
   };
 }
 
-export function declaredTopicFromWire(w: z.output<typeof DeclaredTopicJSON>): DeclaredTopic {
-  const d: DeclaredTopic = { name: w.name, createdAt: w.created_at_ms };
+export function declaredTopicFromWire(w: z.output<typeof DeclaredTopicJSON>): EngineDeclaredTopic {
+  const d: EngineDeclaredTopic = { name: w.name, createdAt: w.created_at_ms };
   if (w.retention_ms !== undefined) d.retentionMs = w.retention_ms;
   return d;
 }
@@ -237,7 +237,7 @@ export function backlogFromWire(w: z.output<typeof TopicBacklogJSON>): TopicBack
   return { ...rest, ...(oldest_pending_at_ms !== undefined && { oldestPendingAt: oldest_pending_at_ms }) };
 }
 
-export function logStatToWire(s: TopicLogStat): Out<typeof TopicLogStatJSON> {
+export function logStatToWire(s: EngineTopicLogStat): Out<typeof TopicLogStatJSON> {
   return {
     topic: s.topic,
     subscription: s.subscription,
@@ -247,8 +247,8 @@ export function logStatToWire(s: TopicLogStat): Out<typeof TopicLogStatJSON> {
   };
 }
 
-export function logStatFromWire(w: z.output<typeof TopicLogStatJSON>): TopicLogStat {
-  const s: TopicLogStat = { topic: w.topic, subscription: w.subscription, lag: w.lag };
+export function logStatFromWire(w: z.output<typeof TopicLogStatJSON>): EngineTopicLogStat {
+  const s: EngineTopicLogStat = { topic: w.topic, subscription: w.subscription, lag: w.lag };
   if (w.cursor !== undefined) s.cursor = w.cursor;
   if (w.oldest_unacked_at_ms !== undefined) s.oldestUnackedAt = w.oldest_unacked_at_ms;
   return s;

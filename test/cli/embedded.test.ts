@@ -1,5 +1,5 @@
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { openBroker } from "../../src/open.js";
 import { tempDir } from "../support/temp.js";
 import { commandScenario } from "./scenario.js";
 

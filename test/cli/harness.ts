@@ -2,8 +2,8 @@ import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Broker } from "../../src/contract/broker.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { openBroker } from "../../src/open.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
 import { compiledCli } from "./compiled.js";
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { describe, it } from "node:test";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { openBroker } from "../../src/open.js";
 import { tempDir } from "../support/temp.js";
 
 /** The node flags this test runs under (tsx, loaders), without the test runner's own. */

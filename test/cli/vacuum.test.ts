@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { statSync } from "node:fs";
 import { after, describe, it } from "node:test";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { openBroker } from "../../src/open.js";
 import { tempDir } from "../support/temp.js";
 import { cli } from "./harness.js";
 

@@ -3,6 +3,7 @@ import { after, before, describe, it } from "node:test";
 import { connect } from "../../src/client/index.js";
 import {
   CanceledError,
+  CancelledError,
   ClosedError,
   InternalError,
   InvalidArgumentError,
@@ -79,7 +80,7 @@ describe("remote client", () => {
     assert.equal(calls, 0);
   });
 
-  it("a long-poll returns [] when its signal aborts, and fails canceled when already aborted", async () => {
+  it("a long-poll returns [] when its signal aborts, and fails cancelled (wire code canceled) when already aborted", async () => {
     const b = connect(s.url, { token: TOKEN });
     const abort = new AbortController();
     const started = performance.now();
@@ -88,7 +89,12 @@ describe("remote client", () => {
     abort.abort(new Error("my reason"));
     assert.deepEqual(await parked, []);
     assert.ok(performance.now() - started < 2000);
-    await assert.rejects(b.receive("q", { signal: abort.signal }), CanceledError);
+    await assert.rejects(b.receive("q", { signal: abort.signal }), (err: unknown) => {
+      assert.ok(err instanceof CancelledError);
+      assert.ok(err instanceof CanceledError, "the deprecated alias names the same class");
+      assert.equal(err.code, "canceled");
+      return true;
+    });
     await b.close();
   });
 

@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { connect } from "../../src/client/index.js";
 import type { Broker } from "../../src/contract/broker.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { ManualClock } from "../../src/core/clock.js";
+import { openBroker } from "../../src/open.js";
 import { startServer } from "../../src/server/index.js";
-import { ManualClock } from "../../src/store/clock.js";
 
 /** Lock tokens are random; everything else of a transcript is deterministic under a manual clock. */
 function scrub(value: unknown): unknown {

@@ -1,10 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
-import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
-import { ManualClock } from "../../src/store/clock.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { ManualClock } from "../../src/core/clock.js";
+import { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { sqliteOutbox, sqlitePeers, writeSqliteSchemaVersion } from "./sqlite-store.js";
 import type { Subject, SubjectOptions } from "./subject.js";
 
@@ -17,7 +16,7 @@ export async function embeddedSubject(options: SubjectOptions = {}): Promise<Sub
   const dir = options.durable ? mkdtempSync(join(tmpdir(), "mqlite-conformance-")) : undefined;
   const path = dir ? join(dir, "mq.db") : ":memory:";
   const open = () =>
-    openBroker(path, {
+    new SqliteBroker(path, {
       clock,
       background: false,
       logger: silentLogger,

@@ -3,11 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "../../src/client/index.js";
 import type { Broker } from "../../src/contract/broker.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
-import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { ManualClock } from "../../src/core/clock.js";
+import { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
-import { ManualClock } from "../../src/store/clock.js";
 import { sqliteOutbox, sqlitePeers, writeSqliteSchemaVersion } from "./sqlite-store.js";
 import type { Subject, SubjectOptions } from "./subject.js";
 
@@ -26,7 +25,7 @@ export async function remoteSubject(options: SubjectOptions = {}): Promise<Subje
   let client: Broker;
   let running = false;
   const start = async () => {
-    embedded = await openBroker(path, {
+    embedded = new SqliteBroker(path, {
       clock,
       background: false,
       logger: silentLogger,

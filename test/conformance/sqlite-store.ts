@@ -1,9 +1,8 @@
 import Database from "better-sqlite3";
 import type { Broker } from "../../src/contract/broker.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
-import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
-import type { Clock } from "../../src/store/clock.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import type { Clock } from "../../src/core/clock.js";
+import { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import type { Outbox } from "./subject.js";
 
 /** Writes `version` as the newest schema version of the SQLite file at `path` (the broker closed). */
@@ -28,7 +27,7 @@ export function sqlitePeers(
   const opened: SqliteBroker[] = [];
   return {
     open: async () => {
-      const b = await openBroker(path, { clock, exclusive, background: false, logger: silentLogger });
+      const b = new SqliteBroker(path, { clock, exclusive, background: false, logger: silentLogger });
       opened.push(b);
       return b;
     },

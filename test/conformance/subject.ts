@@ -1,6 +1,6 @@
 import type { Broker } from "../../src/contract/broker.js";
-import type { DlqBounds } from "../../src/engine/dead-letters.js";
-import type { ManualClock } from "../../src/store/clock.js";
+import type { ManualClock } from "../../src/core/clock.js";
+import type { DlqBounds } from "../../src/core/dlq-bounds.js";
 
 /** What a conformance case may ask of the implementation under test. */
 export interface SubjectOptions {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { ConsoleSnapshot, SnapshotTotals } from "../../src/server/events.js";
+import type { ConsoleSnapshot, SnapshotTotals } from "../../src/wire/console-events.js";
 import { AUTH, type Served, serve } from "../server/harness.js";
 
 /** Reads server-sent events from a response until `enough` says stop (or the deadline passes). */

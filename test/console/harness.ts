@@ -3,9 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 import { buildConsole, CONSOLE_DIST, consoleIsStale } from "../../src/console/build.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
-import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { type RunningServer, type ServerOptions, startServer } from "../../src/server/index.js";
 
 export const CHROMIUM = "/usr/bin/chromium";
@@ -56,7 +55,7 @@ export interface ConsoleServer {
 export async function serveConsole(options: Partial<ServerOptions> = {}): Promise<ConsoleServer> {
   await ensureBuilt();
   const dir = mkdtempSync(join(tmpdir(), "mqlite-console-"));
-  const broker = await openBroker(join(dir, "console.db"), { logger: silentLogger });
+  const broker = new SqliteBroker(join(dir, "console.db"), { logger: silentLogger });
   const server = await startServer({
     broker,
     port: 0,

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Page } from "playwright-core";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import type { Dashboard } from "../../src/jobs/dashboard.js";
 import { currentJob, Queue } from "../../src/jobs/index.js";

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Page, Request } from "playwright-core";
 import { CONSOLE_DIST } from "../../src/console/build.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { openBroker } from "../../src/open.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
 import { type Browser, type ConsoleServer, launch, serveConsole, shot, signIn, text } from "./harness.js";
 

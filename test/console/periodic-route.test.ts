@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
+import { openBroker } from "../../src/open.js";
 import type { RunningServer } from "../../src/server/index.js";
 import { type PeriodicEntry, startServer } from "../../src/server/index.js";
 

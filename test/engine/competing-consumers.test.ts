@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { openBroker } from "../../src/open.js";
 import { collectLines, spawnChild } from "../support/child.js";
 import { tempDir } from "../support/temp.js";
 

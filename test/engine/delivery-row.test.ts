@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { DELIVERY_COLUMNS, deliveryRow } from "../../src/engine/message-row.js";
+import { DELIVERY_COLUMNS, deliveryRow } from "../../src/core/message-row.js";
 import { openDatabase } from "../../src/store/database.js";
 
 // Claims read their rows in raw mode and name the values themselves: the names must be the

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { NotFoundError } from "../../src/contract/errors.js";
-import type { Logger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import type { Logger } from "../../src/contract/logger.js";
+import { openBroker } from "../../src/open.js";
 
 // A subscription filter that fails at run time routes nowhere (fail-closed) and is logged: once per
 // committed publish, and never for a publish whose transaction rolled back.

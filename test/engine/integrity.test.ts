@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
 import { after, describe, it } from "node:test";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
-import { ManualClock } from "../../src/store/clock.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { ManualClock } from "../../src/core/clock.js";
+import { openBroker } from "../../src/open.js";
 import { tempDir } from "../support/temp.js";
 
 const N = Number(process.env.MQLITE_INTEGRITY_N ?? 10_000);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { openBroker } from "../../src/open.js";
 
 // The background loops on the real clock. The reaper's period is a second; these leases are far
 // shorter, so each case would miss its wait most of the time if the reaper only ran every period.

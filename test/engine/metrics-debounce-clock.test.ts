@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import type { Broker } from "../../src/contract/broker.js";
 import { METRIC_BUCKET_MS, METRICS_RETENTION_MS } from "../../src/contract/limits.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { ManualClock } from "../../src/core/clock.js";
+import { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
-import { ManualClock } from "../../src/store/clock.js";
 import { dropSchema, freshSchema, PG_DSN, requirePostgres } from "../postgres/pg.js";
 
 /** Job metrics' retention and the debounce deadline, on a clock the test moves (both engines). */
@@ -16,7 +16,7 @@ const subjects: {
   {
     name: "sqlite",
     async open(clock) {
-      const broker = await openBroker(":memory:", { logger: silentLogger, clock, background: false });
+      const broker = new SqliteBroker(":memory:", { logger: silentLogger, clock, background: false });
       return { broker, tick: () => broker.runMaintenanceOnce(), close: () => broker.close() };
     },
   },

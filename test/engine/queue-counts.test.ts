@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import Database from "better-sqlite3";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { openBroker } from "../../src/open.js";
 import { collectLines, spawnChild } from "../support/child.js";
 import { createWorkloadQueues, randomStep, rng, WORKLOAD_QUEUES } from "../support/random-workload.js";
 import { tempDir } from "../support/temp.js";

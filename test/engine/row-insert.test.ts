@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { COLUMN_COUNT, INSERT_COLUMNS, RowInserter, shapeSql } from "../../src/engine/row-insert.js";
 import { SequenceNumbers } from "../../src/engine/sequence-numbers.js";
+import { openBroker } from "../../src/open.js";
 import { openDatabase } from "../../src/store/database.js";
 
 // Rows are written with statements shaped to them: defaults left out, shared values bound once,

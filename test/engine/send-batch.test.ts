@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { GroupRequiredError } from "../../src/contract/errors.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
-import { ManualClock } from "../../src/store/clock.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { ManualClock } from "../../src/core/clock.js";
+import { openBroker } from "../../src/open.js";
 
 // A batch sent to a plain queue is stored with multi-row INSERTs (64 rows a statement) unless a
 // message needs a check of its own first; either way each message gets its own row and seq.

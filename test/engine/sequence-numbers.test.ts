@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { GroupRequiredError } from "../../src/contract/errors.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { SEQUENCE_BLOCK } from "../../src/engine/sequence-numbers.js";
+import { openBroker } from "../../src/open.js";
 import { tempDir } from "../support/temp.js";
 
 const quiet = { background: false, logger: silentLogger } as const;

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
-import { RECEIPT_TTL_MS } from "../../src/engine/receipts.js";
-import { ManualClock } from "../../src/store/clock.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { ManualClock } from "../../src/core/clock.js";
+import { RECEIPT_TTL_MS } from "../../src/core/receipts.js";
+import { openBroker } from "../../src/open.js";
 import { tempDir } from "../support/temp.js";
 
 /** The settlement receipts stored in the file: [seq, operation]. */

@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { describe, test } from "node:test";
-import { compileFilter } from "../../src/engine/filters.js";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { compileFilter } from "../../src/core/filters.js";
 import {
   compile,
   compileMessageFilter,

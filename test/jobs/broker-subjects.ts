@@ -1,7 +1,7 @@
 import { connect } from "../../src/client/index.js";
 import type { Broker } from "../../src/contract/broker.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { openBroker } from "../../src/open.js";
 import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
 import { startServer } from "../../src/server/index.js";
 import { dropSchema, freshSchema, PG_DSN, requirePostgres } from "../postgres/pg.js";

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { connect } from "../../src/client/index.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { Queue, QueueEvents } from "../../src/jobs/index.js";
+import { openBroker } from "../../src/open.js";
 import { startServer } from "../../src/server/index.js";
 import { collectLines, spawnChild } from "../support/child.js";
 import { tempDir } from "../support/temp.js";

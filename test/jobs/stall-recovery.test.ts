@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { InvalidArgumentError, LockLostError } from "../../src/contract/errors.js";
+import { MAX_DURATION_MS, MIN_LEASE_CAP_MS } from "../../src/contract/limits.js";
 import type { LockRef, RenewBatchOptions } from "../../src/contract/types.js";
-import { MIN_LEASE_CAP_MS } from "../../src/engine/lease.js";
-import { MAX_DURATION_MS } from "../../src/engine/validate.js";
 import { currentJob, Queue, QueueError } from "../../src/jobs/index.js";
 import { DEFAULT_LEASE_MS, DEFAULT_TIMEOUT_MS } from "../../src/jobs/job-record.js";
 import { JOB_BROKER_SUBJECTS, type JobBroker } from "./broker-subjects.js";

@@ -3,7 +3,7 @@
 //   argv: <dsn> <schema> <claim>
 //   prints: "ready leader=<bool>", then "L <seq>" per message it holds.
 
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
 
 const [dsn, schema, claim] = process.argv.slice(2) as [string, string, string];

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import pg from "pg";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
 import { collectLines, spawnChild } from "../support/child.js";
 import { createWorkloadQueues, randomStep, rng, WORKLOAD_QUEUES } from "../support/random-workload.js";

@@ -8,7 +8,7 @@ import { createServer, type Socket } from "node:net";
 import { after, describe, it } from "node:test";
 import pg from "pg";
 import { StorageFullError } from "../../src/contract/errors.js";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
 import { pgReadiness } from "../../src/postgres/readiness.js";
 import { startServer } from "../../src/server/index.js";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import pg from "pg";
 import { NotMqliteDatabaseError, SchemaVersionMismatchError } from "../../src/contract/errors.js";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/open.js";
 import { PG_SCHEMA_VERSION, pgMigrations } from "../../src/postgres/migrations/index.js";
 import { PostgresBroker } from "../../src/postgres/postgres-broker.js";

@@ -10,8 +10,8 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameS
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import Database from "better-sqlite3";
+import { silentLogger } from "../../src/contract/logger.js";
 import type { Message, MessageState } from "../../src/contract/types.js";
-import { silentLogger } from "../../src/engine/logger.js";
 import { openBroker } from "../../src/open.js";
 import { tempDir } from "../support/temp.js";
 import { root, run } from "./harness.js";

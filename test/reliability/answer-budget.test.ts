@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { MessageTooLargeError } from "../../src/contract/errors.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { openBroker } from "../../src/open.js";
 import { serve } from "../server/harness.js";
 import { tempDir } from "../support/temp.js";
 

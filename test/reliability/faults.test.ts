@@ -6,10 +6,10 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, wr
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { DbLockedError, NotMqliteDatabaseError } from "../../src/contract/errors.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
-import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
-import { ManualClock } from "../../src/store/clock.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { ManualClock } from "../../src/core/clock.js";
+import { SqliteBroker } from "../../src/engine/sqlite-broker.js";
+import { openBroker } from "../../src/open.js";
 import { b64, type Served, serve } from "../server/harness.js";
 import { collectLines, spawnChild } from "../support/child.js";
 import { startServedChild } from "../support/served-child.js";
@@ -165,7 +165,7 @@ describe("reliability: another process holds the write lock", () => {
 
   it("a write waits for the lock within the busy timeout and succeeds", async () => {
     const path = tmp.file("busy-ok.db");
-    const broker: SqliteBroker = await openBroker(path, {
+    const broker: SqliteBroker = new SqliteBroker(path, {
       busyTimeoutMs: 5000,
       background: false,
       logger: silentLogger,

@@ -17,12 +17,11 @@ import { createHash } from "node:crypto";
 import Database from "better-sqlite3";
 import fc from "fast-check";
 import { errorFromCode } from "../../src/contract/errors.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
-import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { ManualClock } from "../../src/core/clock.js";
+import { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
 import { MAX_REQUEST_BYTES } from "../../src/server/options.js";
-import { ManualClock } from "../../src/store/clock.js";
 import {
   decodeRequest,
   ROUTE_NAMES,
@@ -424,7 +423,7 @@ export async function fuzzTarget(): Promise<FuzzTarget> {
   const tmp = tempDir("mqlite-fuzz-");
   const path = tmp.file("fuzz.db");
   const clock = new ManualClock(1_750_000_000_000);
-  const broker = await openBroker(path, { clock, background: false, logger: silentLogger });
+  const broker = new SqliteBroker(path, { clock, background: false, logger: silentLogger });
   const reader = new Database(path, { readonly: true });
   const tables = (
     reader.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as {

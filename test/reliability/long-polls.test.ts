@@ -5,9 +5,9 @@ import { connect as netConnect } from "node:net";
 import { describe, it } from "node:test";
 import { connect } from "../../src/client/index.js";
 import { ResourceExhaustedError } from "../../src/contract/errors.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
-import { ManualClock } from "../../src/store/clock.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { ManualClock } from "../../src/core/clock.js";
+import { openBroker } from "../../src/open.js";
 import { AUTH, b64, serve, TOKEN } from "../server/harness.js";
 
 const within = async <T>(ms: number, what: string, p: Promise<T>): Promise<T> => {

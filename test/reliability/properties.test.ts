@@ -8,8 +8,8 @@ import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { InvalidArgumentError, MessageTooLargeError } from "../../src/contract/errors.js";
 import { MAX_MESSAGE_PROPERTIES, MAX_PROPERTY_BYTES } from "../../src/contract/limits.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { openBroker } from "../../src/open.js";
 import { b64, serve } from "../server/harness.js";
 import { tempDir } from "../support/temp.js";
 

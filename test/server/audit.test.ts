@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { Logger } from "../../src/engine/logger.js";
+import type { Logger } from "../../src/contract/logger.js";
 import { tokenHashId } from "../../src/server/access/tokens.js";
 import { type Served, serve } from "./harness.js";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { request } from "node:http";
 import { describe, it } from "node:test";
-import type { Logger } from "../../src/engine/logger.js";
+import type { Logger } from "../../src/contract/logger.js";
 import { AUTH, serve } from "./harness.js";
 
 /** A logger that keeps every line with its level. */

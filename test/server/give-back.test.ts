@@ -3,9 +3,9 @@ import http from "node:http";
 import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Broker } from "../../src/contract/broker.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
+import { openBroker } from "../../src/open.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
 import { AUTH, TOKEN } from "./harness.js";
 

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Broker } from "../../src/contract/broker.js";
 import { PermissionDeniedError } from "../../src/contract/errors.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
+import { openBroker } from "../../src/open.js";
 import { guardBroker } from "../../src/server/access/guarded-broker.js";
 import { principalResolver } from "../../src/server/access/tokens.js";
 

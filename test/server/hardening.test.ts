@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { Agent, request as httpRequest } from "node:http";
 import { describe, it } from "node:test";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { openBroker } from "../../src/open.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
 import { rssBytes, startServedChild } from "../support/served-child.js";
 import { tempDir } from "../support/temp.js";

@@ -1,8 +1,7 @@
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
-import type { SqliteBroker, SqliteBrokerOptions } from "../../src/engine/sqlite-broker.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { ManualClock } from "../../src/core/clock.js";
+import { SqliteBroker, type SqliteBrokerOptions } from "../../src/engine/sqlite-broker.js";
 import { type RunningServer, type ServerOptions, startServer } from "../../src/server/index.js";
-import { ManualClock } from "../../src/store/clock.js";
 
 /** A served in-memory broker on a free loopback port, spoken to with plain `fetch`. */
 export interface Served {
@@ -31,7 +30,7 @@ export async function serve(
   engine: SqliteBrokerOptions & { path?: string } = {},
 ): Promise<Served> {
   const clock = new ManualClock();
-  const broker = await openBroker(engine.path ?? ":memory:", {
+  const broker = new SqliteBroker(engine.path ?? ":memory:", {
     clock,
     background: false,
     logger: silentLogger,

@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
 import { existsSync, statSync } from "node:fs";
 import { after, describe, it } from "node:test";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
-import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { CHECKPOINT_INTERVAL_MS, checkpointInBackground } from "../../src/store/checkpointer.js";
 import { collectLines, spawnChild } from "../support/child.js";
 import { eventually, sleep } from "../support/eventually.js";
@@ -17,7 +16,7 @@ const SENT_BYTES = 200 * BODY.length;
 const bodies = () => Array.from({ length: 200 }, () => ({ body: BODY }));
 
 async function fill(path: string, checkpointThread: boolean) {
-  const broker = await openBroker(path, { ...quiet, checkpointThread });
+  const broker = new SqliteBroker(path, { ...quiet, checkpointThread });
   await broker.createQueue("q");
   await broker.send("q", bodies());
   return broker;
@@ -28,7 +27,7 @@ async function fill(path: string, checkpointThread: boolean) {
  * its commit must wake the thread, which copies the pages well before its idle timeout (5 s).
  */
 async function copiedAfterSleep(path: string, write: (broker: SqliteBroker) => Promise<unknown>) {
-  const broker = await openBroker(path, quiet);
+  const broker = new SqliteBroker(path, quiet);
   try {
     await broker.createQueue("q");
     await sleep(CHECKPOINT_INTERVAL_MS * 10);

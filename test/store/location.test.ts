@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync } from "node:fs";
 import { after, describe, it } from "node:test";
 import { InvalidArgumentError } from "../../src/contract/errors.js";
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { openBroker } from "../../src/open.js";
 import { compiledCli } from "../cli/compiled.js";

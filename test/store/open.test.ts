@@ -8,8 +8,8 @@ import {
   NotMqliteDatabaseError,
   SchemaVersionMismatchError,
 } from "../../src/contract/errors.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { openBroker } from "../../src/open.js";
 import { openDatabase, WAL_AUTOCHECKPOINT_FRAMES } from "../../src/store/database.js";
 import { LATEST_SCHEMA_VERSION } from "../../src/store/migrations/index.js";
 import { parseSyncMode } from "../../src/store/sync-mode.js";

@@ -1,8 +1,8 @@
 // Opens a broker on a file (its checkpoint thread starts), sends, prints SENT, and then closes the
 // broker or leaves it open; either way the script ends here and the process must exit by itself.
 // Usage: checkpoint-child.ts <dbPath> close|leave-open
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { openBroker } from "../../src/open.js";
 
 const [path, mode] = process.argv.slice(2) as [string, string];
 const broker = await openBroker(path, { logger: silentLogger });

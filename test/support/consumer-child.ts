@@ -1,7 +1,7 @@
 // A consumer process: drains a queue, completing every message, and prints each seq it completed.
 
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { openBroker } from "../../src/open.js";
 
 const [path, queue] = process.argv.slice(2) as [string, string];
 const broker = await openBroker(path, { background: false, logger: silentLogger });

@@ -1,6 +1,6 @@
 // Runs the random workload until it is killed, printing "step <n>" after each step.
 //   argv: <sqlite path | postgres DSN> <seed> [<postgres schema>]
-import { silentLogger } from "../../src/engine/logger.js";
+import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/open.js";
 import { createWorkloadQueues, randomStep, rng } from "./random-workload.js";
 

@@ -2,8 +2,8 @@
 // until it is killed:  S <seq> <index>  (send committed),  R <seq>  (received), C <seq>  (complete
 // committed), L <seq>  (received and left locked: in flight when the process dies).
 
-import { silentLogger } from "../../src/engine/logger.js";
-import { openBroker } from "../../src/engine/open.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { openBroker } from "../../src/open.js";
 
 const [path] = process.argv.slice(2) as [string];
 const broker = await openBroker(path, { background: false, logger: silentLogger, synchronous: "normal" });

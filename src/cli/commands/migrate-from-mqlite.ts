@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { DbLockedError } from "../../contract/errors.js";
-import { isPostgresDsn } from "../../postgres/options.js";
+import { isPostgresDsn, sqliteFileTools, type V5ImportCounts } from "../../open.js";
 import { CommandError, UsageError } from "../errors.js";
 import { addOutputOption, type OutputFormat } from "../options.js";
 import { Progress } from "../output/progress.js";
@@ -34,9 +34,8 @@ export function registerMigrateFromMqlite(program: Command): void {
   addOutputOption(cmd).action(async (path: string, flags: MigrateFlags) => {
     if (isPostgresDsn(path) || path.trim() === ":memory:")
       throw new UsageError("migrate-from-mqlite upgrades a SQLite file: name its path");
-    const { normalizePath, openDatabase } = await import("../../store/database.js");
-    const { isMqliteV5, v5BackupPath } = await import("../../store/mqlite-v5.js");
-    const { readSchemaVersion } = await import("../../store/migrate.js");
+    const { normalizePath, openDatabase, isMqliteV5, v5BackupPath, readSchemaVersion } =
+      await sqliteFileTools();
     const file = normalizePath(path);
     if (!existsSync(file)) throw new CommandError("not_found", `no database at ${file}`);
 
@@ -71,7 +70,7 @@ export function registerMigrateFromMqlite(program: Command): void {
       }
       copied = done;
     };
-    let counts: import("../../store/mqlite-v5.js").V5ImportCounts | undefined;
+    let counts: V5ImportCounts | undefined;
     let sqlite: ReturnType<typeof openDatabase>;
     try {
       sqlite = openDatabase(file, {

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import type { Command } from "commander";
 import { DbLockedError } from "../../contract/errors.js";
-import { isPostgresDsn } from "../../postgres/options.js";
+import { isPostgresDsn, sqliteFileTools } from "../../open.js";
 import { DEFAULT_DB } from "../connect/target.js";
 import { CommandError, UsageError } from "../errors.js";
 import { addBrokerOptions, type BrokerFlags } from "../options.js";
@@ -58,7 +58,7 @@ export function registerVacuum(program: Command): void {
     .option("--full", "rewrite the whole file (VACUUM): slower, needs free space for a copy");
   addBrokerOptions(cmd).action(async (flags: VacuumFlags) => {
     const db = localDatabase(flags);
-    const { isMemoryPath, normalizePath, openDatabase } = await import("../../store/database.js");
+    const { isMemoryPath, normalizePath, openDatabase } = await sqliteFileTools();
     if (isMemoryPath(db)) throw new UsageError("an in-memory database has nothing to vacuum");
     const file = normalizePath(db);
     if (!existsSync(file)) throw new CommandError("not_found", `no database at ${file}`);

@@ -1,5 +1,4 @@
-import type { DlqBounds } from "../../engine/dead-letters.js";
-import type { SyncMode } from "../../store/sync-mode.js";
+import type { DlqBounds, SyncMode } from "../../open.js";
 import { EnvReader } from "../env.js";
 import { CliError } from "../errors.js";
 import { isLoopback, type ListenAddr, parseAddr } from "./addr.js";

@@ -1,5 +1,5 @@
 import { MqliteError } from "../../contract/errors.js";
-import type { Logger } from "../../engine/logger.js";
+import type { Logger } from "../../contract/logger.js";
 import type { Operation } from "./policy.js";
 import type { Principal } from "./tokens.js";
 

@@ -1,5 +1,5 @@
 import type { Broker } from "../../contract/broker.js";
-import type { Logger } from "../../engine/logger.js";
+import type { Logger } from "../../contract/logger.js";
 import { guardBroker } from "./guarded-broker.js";
 import type { Principal } from "./tokens.js";
 

@@ -1,6 +1,6 @@
 import type { Broker } from "../../contract/broker.js";
 import { PermissionDeniedError } from "../../contract/errors.js";
-import type { Logger } from "../../engine/logger.js";
+import type { Logger } from "../../contract/logger.js";
 import { writeAudit } from "./audit.js";
 import { AUDITED, type BySeq, type Operation, POLICY } from "./policy.js";
 import { covers, missingScope, type Need } from "./scopes.js";

@@ -1,4 +1,4 @@
-import { CanceledError, ClosedError } from "../../contract/errors.js";
+import { CancelledError, ClosedError } from "../../contract/errors.js";
 import type { ClaimGate } from "../../contract/job-service.js";
 import type { MessageState } from "../../contract/types.js";
 import {
@@ -36,7 +36,7 @@ async function orEmptyOnStop<T>(ctx: RpcContext, poll: Promise<T[]>): Promise<T[
   try {
     return await poll;
   } catch (err) {
-    if (ctx.stopping.aborted && (err instanceof CanceledError || err instanceof ClosedError)) return [];
+    if (ctx.stopping.aborted && (err instanceof CancelledError || err instanceof ClosedError)) return [];
     throw err;
   }
 }

@@ -1,4 +1,4 @@
-import { CanceledError, ClosedError, MessageTooLargeError } from "../../contract/errors.js";
+import { CancelledError, ClosedError, MessageTooLargeError } from "../../contract/errors.js";
 import type { OutgoingMessage } from "../../contract/types.js";
 import {
   decodeBase64,
@@ -75,7 +75,7 @@ async function receive(req: RequestOf<"receive">, ctx: RpcContext): Promise<Resp
     });
   } catch (err) {
     // A graceful stop wakes long-polls with an empty answer rather than an error.
-    if (ctx.stopping.aborted && (err instanceof CanceledError || err instanceof ClosedError)) messages = [];
+    if (ctx.stopping.aborted && (err instanceof CancelledError || err instanceof ClosedError)) messages = [];
     else throw err;
   }
   ctx.note({ msgs: messages.length, ...(messages.length === 0 && { quiet: true }) });

@@ -1,8 +1,8 @@
-import type { ConsoleSnapshot, SnapshotTotals } from "../../../server/events.js";
+import type { ConsoleSnapshot, SnapshotTotals } from "../../../wire/console-events.js";
 import { authHeaders, type Session } from "./api.js";
 import { createStore } from "./store.js";
 
-export type { ConsoleSnapshot, QueueSnapshot, SubscriptionSnapshot } from "../../../server/events.js";
+export type { ConsoleSnapshot, QueueSnapshot, SubscriptionSnapshot } from "../../../wire/console-events.js";
 
 /** One point of a chart series: cumulative counters and the backlog at an instant. */
 export interface Point {

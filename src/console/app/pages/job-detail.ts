@@ -1,5 +1,5 @@
 import { html } from "htm/preact";
-import { DEFAULT_RESULT_TTL_MS, PROP_METADATA, PROP_NOTES } from "../../../jobs/job-record.js";
+import { DEFAULT_RESULT_TTL_MS, PROP_METADATA, PROP_NOTES } from "../../../contract/job-status.js";
 import { JobError, parseJobError } from "../components/job-error.js";
 import { JobLog } from "../components/job-log.js";
 import { BodyView, headerFacts, PropertiesTable } from "../components/message.js";

@@ -1,7 +1,7 @@
 import { html } from "htm/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { PROP_METADATA, PROP_NOTES, statesOf, statusOf } from "../../../jobs/job-record.js";
-import type { JobStatus } from "../../../jobs/types.js";
+import type { JobStatus } from "../../../contract/job-status.js";
+import { PROP_METADATA, PROP_NOTES, statesOf, statusOf } from "../../../contract/job-status.js";
 import type { Msg } from "../components/message.js";
 import {
   Badge,

@@ -1,6 +1,6 @@
 import type { TopicBacklog } from "../contract/topic-service.js";
 import type { MessageState } from "../contract/types.js";
-import type { SubscriptionRow } from "./subscriptions.js";
+import type { SubscriptionRow } from "./subscription-rows.js";
 
 /** One group of a task subscription's deliveries by state. */
 export interface DeliveryCount {

@@ -1,4 +1,4 @@
-import type { Clock } from "../store/clock.js";
+import type { Clock } from "./clock.js";
 import { waitAny } from "./wait-any.js";
 import type { Waiters } from "./waiters.js";
 

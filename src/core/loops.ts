@@ -1,6 +1,6 @@
-import type { Clock } from "../store/clock.js";
-import type { Logger } from "./logger.js";
-import type { MaintenanceResult } from "./maintenance.js";
+import type { Logger } from "../contract/logger.js";
+import type { Clock } from "./clock.js";
+import type { MaintenanceResult } from "./maintenance-result.js";
 
 export type MaintenanceStep = "reap" | "schedule" | "expire" | "janitor" | "retention";
 

@@ -1,5 +1,5 @@
 import { ClosedError } from "../contract/errors.js";
-import type { WriteContext } from "../store/writer.js";
+import type { WriteContext } from "./write-context.js";
 
 /** A parked long-poll: resolves `true` when woken, `false` at its deadline or on abort. */
 export interface Waiter<T = unknown> {

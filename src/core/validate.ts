@@ -1,8 +1,7 @@
 import { InvalidArgumentError } from "../contract/errors.js";
-import { MAX_KEEP_NEWEST, MAX_SEQ_NUMBERS_PER_CALL } from "../contract/limits.js";
+import { MAX_DURATION_MS, MAX_KEEP_NEWEST, MAX_SEQ_NUMBERS_PER_CALL } from "../contract/limits.js";
 
-/** The longest duration mqlite accepts anywhere (ten years): longer is a mistake, not a plan. */
-export const MAX_DURATION_MS = 10 * 365 * 24 * 3600 * 1000;
+export { MAX_DURATION_MS };
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
 

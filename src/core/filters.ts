@@ -1,7 +1,8 @@
 import { InvalidArgumentError } from "../contract/errors.js";
+import type { Logger } from "../contract/logger.js";
+import { messageOf } from "../contract/message-of.js";
 import type { FilterSample, TestFilterResult } from "../contract/types.js";
 import { compileMessageFilter, type FilterMessage, type MessageFilter } from "../filter/index.js";
-import type { Logger } from "./logger.js";
 import { type PreparedMessage, prepareMessages } from "./outgoing.js";
 
 /** Broker limits on a filter's source and AST. */
@@ -23,7 +24,7 @@ export function compileFilter(source: string, logger: Logger, strict = false): M
   try {
     return compileMessageFilter(source, FILTER_LIMITS);
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = messageOf(err);
     if (strict) throw new InvalidArgumentError(`mqlite: invalid filter: ${message}`);
     logger.warn({ filter: source, err: message }, "stored filter does not compile; it matches nothing");
     return neverMatches(source);
@@ -43,7 +44,7 @@ export function testFilter(
   } catch (err) {
     return {
       valid: false,
-      error: err instanceof Error ? err.message : String(err),
+      error: messageOf(err),
       ran: false,
       matched: false,
     };

@@ -1,11 +1,8 @@
 import { InvalidArgumentError } from "../contract/errors.js";
+import { MIN_LEASE_CAP_MS } from "../contract/limits.js";
 import { MAX_DURATION_MS } from "./validate.js";
 
-/**
- * The shortest lease a claim or a renewal may ask for (`lockDurationMs`): a shorter one would lapse
- * between two renewals of a holder that is merely busy, and hand its message to a second holder.
- */
-export const MIN_LEASE_CAP_MS = 1000;
+export { MIN_LEASE_CAP_MS };
 
 /**
  * A claim's or renewal's `lockDurationMs`: absent means no cap (0); otherwise an integer from

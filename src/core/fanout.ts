@@ -1,7 +1,7 @@
-import type { TopicMessage } from "../contract/topic-service.js";
+import type { TopicLogMessage } from "../contract/topic-service.js";
 import type { FilterMessage } from "../filter/index.js";
 import type { PreparedMessage } from "./outgoing.js";
-import type { Target } from "./subscriptions.js";
+import type { Target } from "./subscription-rows.js";
 
 /** The message property that holds a job's structured notes (canonical JSON). */
 export const NOTES_PROPERTY = "notes";
@@ -94,8 +94,8 @@ export interface TopicMessageRow {
   attempts?: number;
 }
 
-export function topicMessage(r: TopicMessageRow): TopicMessage {
-  const m: TopicMessage = { id: r.id, topic: r.topic, body: r.body, enqueuedAt: r.created_at };
+export function topicMessage(r: TopicMessageRow): TopicLogMessage {
+  const m: TopicLogMessage = { id: r.id, topic: r.topic, body: r.body, enqueuedAt: r.created_at };
   if (r.message_id) m.messageId = r.message_id;
   if (r.correlation_id) m.correlationId = r.correlation_id;
   if (r.content_type) m.contentType = r.content_type;

@@ -1,0 +1,13 @@
+// Limits and fixed values both storage dialects apply the same way.
+
+/** Receive stops adding messages once their bodies reach this many bytes (the one that crosses is kept). */
+export const RECEIVE_BODY_BUDGET = 32 * 1024 * 1024;
+
+/** The reason a message dead-lettered without one is given. */
+export const DEFAULT_REJECT_REASON = "AppRequested";
+
+/** The reason given when a message runs out of deliveries. */
+export const MAX_DELIVERY_REASON = "MaxDeliveryCountExceeded";
+
+/** How long a worker may go without a heartbeat before another heartbeat reaps it. */
+export const DEFAULT_WORKER_STALE_MS = 30_000;

@@ -1,0 +1,32 @@
+/** What one maintenance pass changed, so the caller can wake waiters and re-arm timers. */
+export interface MaintenanceResult {
+  /** Queues that gained claimable messages. */
+  activated: Set<string>;
+  /** Messages that reached a final state (wake `awaitSettled`). */
+  settled: number[];
+  /** Kept outcomes (completed, cancelled) whose retention lapsed. */
+  retainedDropped: number;
+  requeued: number;
+  deadLettered: number;
+  scheduledActivated: number;
+  expired: number;
+  dedupDropped: number;
+  auxDropped: number;
+  retentionDropped: number;
+}
+
+/** A pass that changed nothing. */
+export function emptyResult(): MaintenanceResult {
+  return {
+    activated: new Set(),
+    settled: [],
+    retainedDropped: 0,
+    requeued: 0,
+    deadLettered: 0,
+    scheduledActivated: 0,
+    expired: 0,
+    dedupDropped: 0,
+    auxDropped: 0,
+    retentionDropped: 0,
+  };
+}

@@ -1,0 +1,53 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+
+// `npm run lint` runs dependency-cruiser with this config over src/; these tests place one upward
+// import in a room and check that the same command refuses it and names the file.
+const root = join(import.meta.dirname, "..", "..");
+const depcruise = join(root, "node_modules", ".bin", "depcruise");
+
+function cruiseProbe(room: string, source: string): { status: number | null; output: string; file: string } {
+  const file = `src/${room}/upward-probe-${randomUUID().slice(0, 8)}.ts`;
+  writeFileSync(join(root, file), source);
+  try {
+    const run = spawnSync(depcruise, [file, "--config", ".dependency-cruiser.cjs", "--output-type", "err"], {
+      cwd: root,
+      encoding: "utf8",
+    });
+    return { status: run.status, output: `${run.stdout}${run.stderr}`, file };
+  } finally {
+    rmSync(join(root, file), { force: true });
+  }
+}
+
+test("lint fails on an upward import from contract into the SQLite engine, naming the file", () => {
+  const probe = cruiseProbe(
+    "contract",
+    'import type { SqliteBroker } from "../engine/sqlite-broker.js";\nexport type Probe = SqliteBroker;\n',
+  );
+  assert.notEqual(probe.status, 0, probe.output);
+  assert.match(probe.output, /contract-imports/);
+  assert.ok(probe.output.includes(`${probe.file} → src/engine/sqlite-broker.ts`), probe.output);
+});
+
+test("lint fails when the job face imports SQLite storage, naming the file", () => {
+  const probe = cruiseProbe(
+    "jobs",
+    'import type { SqliteDatabase } from "../store/database.js";\nexport type Probe = SqliteDatabase;\n',
+  );
+  assert.notEqual(probe.status, 0, probe.output);
+  assert.match(probe.output, /jobs-imports/);
+  assert.ok(probe.output.includes(`${probe.file} → src/store/database.ts`), probe.output);
+});
+
+test("a file that imports only what its room allows passes", () => {
+  const probe = cruiseProbe(
+    "jobs",
+    'import type { Broker } from "../contract/broker.js";\nexport type Probe = Broker;\n',
+  );
+  assert.equal(probe.status, 0, probe.output);
+});
