@@ -17,6 +17,7 @@ import pg from "pg";
 import { connect } from "../src/client/index.js";
 import { silentLogger } from "../src/contract/logger.js";
 import { SqliteBroker } from "../src/engine/sqlite-broker.js";
+import { openBroker, type PostgresDsn } from "../src/open.js";
 import {
   type Contender,
   JOB_ARG,
@@ -44,9 +45,14 @@ const BACKLOGS = pick([1e3, 3e3, 1e4, 3e4, 1e5, 3e5, 1e6], [1e3, 1e4, 1e5, 1e6])
 const CONSUMERS = pick([1, 2, 4, 8, 16, 32, 64], [1, 4, 16, 64]);
 const PRODUCERS = pick([1, 2, 4, 8, 16, 32, 64], [1, 4, 16, 64]);
 const CONNECTIONS = pick([1, 4, 16, 64, 256], [1, 16, 256]);
-const PROCESSES = pick([1, 2, 4, 8], [1, 2, 4, 8]);
+const PROCESSES = (process.env.BENCH_SCALING_PROCESSES ?? "1,2,4,8").split(",").map(Number);
 /** Concurrency of each PostgreSQL worker process. */
 const PER_PROCESS = 4;
+/**
+ * Connections of each worker process's pool: its concurrency and one (8 processes of the default
+ * 10 would take most of the server's 100, which a shared server may not have to spare).
+ */
+const POOL = PER_PROCESS + 1;
 const CLAIM_SAMPLES = QUICK ? 500 : 1000;
 
 const n = (v: number) => v.toLocaleString("en-US");
@@ -353,7 +359,12 @@ async function pgWorker(system: string): Promise<void> {
   let done = 0;
   let start: () => Promise<unknown>;
   if (system === "mqlite") {
-    const q = noopQueue({ dsn: PG_DSN, schema: PG_SCHEMA.mqlite });
+    const broker = await openBroker(PG_DSN as PostgresDsn, {
+      schema: PG_SCHEMA.mqlite,
+      poolSize: POOL,
+      logger: silentLogger,
+    });
+    const q = noopQueue({ broker });
     q.on("job.completed", () => {
       done++;
     });
@@ -365,6 +376,7 @@ async function pgWorker(system: string): Promise<void> {
         connectionString: PG_DSN,
         schema: PG_SCHEMA.graphile,
         concurrency: PER_PROCESS,
+        maxPoolSize: POOL,
         noHandleSignals: true,
         pollInterval: 100,
         logger: new Logger(() => () => {}),
