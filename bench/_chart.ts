@@ -72,6 +72,10 @@ export function barChart(title: string, unit: string, groups: ChartGroup[]): str
   ].join("\n");
 }
 
+/** Three significant figures below 100 (a latency of 0.013 ms), whole numbers above. */
+const small = (n: number) =>
+  n >= 100 ? Math.round(n).toLocaleString("en-US") : String(Number(n.toPrecision(3)));
+
 export interface Series {
   system: string;
   points: { x: number; y: number }[];
@@ -103,14 +107,14 @@ export function lineChart(title: string, xLabel: string, unit: string, series: S
   for (let v = ylo; v <= yhi * 1.001; v *= 10) {
     out.push(
       `<line x1="${left}" y1="${py(v).toFixed(1)}" x2="${left + width}" y2="${py(v).toFixed(1)}" stroke="#e5e7eb"/>`,
-      `<text x="${left - 6}" y="${(py(v) + 4).toFixed(1)}" text-anchor="end" fill="#6b7280">${fmt(v)}</text>`,
+      `<text x="${left - 6}" y="${(py(v) + 4).toFixed(1)}" text-anchor="end" fill="#6b7280">${small(v)}</text>`,
     );
   }
   const ticks = [...new Set(xs)].sort((a, b) => a - b);
   for (const v of ticks) {
     out.push(
       `<line x1="${px(v).toFixed(1)}" y1="${top}" x2="${px(v).toFixed(1)}" y2="${top + height}" stroke="#f3f4f6"/>`,
-      `<text x="${px(v).toFixed(1)}" y="${top + height + 14}" text-anchor="middle" fill="#6b7280">${fmt(v)}</text>`,
+      `<text x="${px(v).toFixed(1)}" y="${top + height + 14}" text-anchor="middle" fill="#6b7280">${v.toLocaleString("en-US")}</text>`,
     );
   }
   out.push(
@@ -125,7 +129,7 @@ export function lineChart(title: string, xLabel: string, unit: string, series: S
     for (const p of pts) {
       out.push(
         `<circle cx="${px(p.x).toFixed(1)}" cy="${py(p.y).toFixed(1)}" r="3" fill="${colour}"/>`,
-        `<text x="${(px(p.x) + 5).toFixed(1)}" y="${(py(p.y) - 5).toFixed(1)}" fill="${colour}">${fmt(p.y)}</text>`,
+        `<text x="${(px(p.x) + 5).toFixed(1)}" y="${(py(p.y) - 5).toFixed(1)}" fill="${colour}">${small(p.y)}</text>`,
       );
     }
     const ly = top + height + 50 + i * 16;

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lineChart } from "./_chart.js";
-import { fmt, label, type Measurement, ratio } from "./_lib.js";
+import { fmt, label, type Measurement, ratio, type Skip } from "./_lib.js";
 
 /** Groups of bench/scaling.ts start with this (kept here so run.ts need not load the module). */
 export const SCALING_PREFIX = "Scaling: ";
@@ -23,7 +23,13 @@ const slug = (s: string) =>
     .replace(/^-|-$/g, "");
 
 /** Writes the charts into `docsDir`; the section's markdown (markers included). */
-export function scalingSection(all: Measurement[], notes: string[], docsDir: string, when: string): string {
+export function scalingSection(
+  all: Measurement[],
+  notes: string[],
+  skipped: Skip[],
+  docsDir: string,
+  when: string,
+): string {
   const ms = all.filter(isScaling);
   const groups = [...new Set(ms.map((m) => m.group))];
   const md: string[] = [
@@ -35,6 +41,7 @@ export function scalingSection(all: Measurement[], notes: string[], docsDir: str
     "holds however busy the shared machine was; both axes are logarithmic.",
     "",
     ...notes.filter((n) => n.startsWith(SCALING_NOTE)).map((n) => `- ${n.slice(SCALING_NOTE.length)}`),
+    ...skipped.map((s) => `- Not measured: ${s.system}, ${s.reason} (its point is missing from the chart).`),
     "",
   ];
   for (const group of groups) {
@@ -90,12 +97,13 @@ export function mergeScalingSection(page: string, section: string): string {
 export function updateScalingDocs(
   all: Measurement[],
   notes: string[],
+  skipped: Skip[],
   docsDir: string,
   when: string,
 ): boolean {
   if (!all.some(isScaling)) return false;
   const page = join(docsDir, "benchmarks.md");
   const before = existsSync(page) ? readFileSync(page, "utf8") : "# Benchmarks\n";
-  writeFileSync(page, mergeScalingSection(before, scalingSection(all, notes, docsDir, when)));
+  writeFileSync(page, mergeScalingSection(before, scalingSection(all, notes, skipped, docsDir, when)));
   return true;
 }

@@ -280,6 +280,8 @@ function targets(): Target[] {
 }
 
 const targetRows = targets();
+/** What the scaling module could not measure: printed in its own section. */
+const scalingSkips = runs.filter((r) => r.script === "scaling.ts").flatMap((r) => r.result?.skipped ?? []);
 const results = { machine: info, targets: targetRows, modules: runs.map(({ text: _t, ...r }) => r) };
 mkdirSync(join(here, "results"), { recursive: true });
 const jsonPath = join(here, "results", filters.length ? `partial-${filters.join("-")}.json` : "latest.json");
@@ -364,7 +366,8 @@ if (filters.length === 0) {
     markdownTables(all.filter((m) => !isScaling(m))),
   ];
   const allNotes = runs.flatMap((r) => r.result?.notes ?? []);
-  if (all.some(isScaling)) md.push(scalingSection(all, allNotes, join(root, "docs"), `on ${info.date}`), "");
+  if (all.some(isScaling))
+    md.push(scalingSection(all, allNotes, scalingSkips, join(root, "docs"), `on ${info.date}`), "");
   const skipped = runs.flatMap((r) => r.result?.skipped ?? []);
   if (skipped.length) md.push("## Skipped", "", ...skipped.map((s) => `- ${s.system}: ${s.reason}`), "");
   const notes = allNotes.filter((n) => !n.startsWith(SCALING_NOTE));
@@ -385,7 +388,7 @@ if (filters.length === 0) {
 } else {
   const notes = runs.flatMap((r) => r.result?.notes ?? []);
   const when = `on ${info.date} (${info.cpu}, ${info.cores} cores, load ${info.loadAverageAtStart.join(" ")} at start, commit ${info.commit})`;
-  if (updateScalingDocs(all, notes, join(root, "docs"), when))
+  if (updateScalingDocs(all, notes, scalingSkips, join(root, "docs"), when))
     console.log("wrote the scaling section of docs/benchmarks.md and its charts");
 }
 process.exit(runs.every((r) => r.status === 0) ? 0 : 1);
