@@ -139,6 +139,8 @@ export interface Measurement {
    */
   comparison?: string;
   note?: string;
+  /** Where the figure sits on its chart's x axis (a backlog, a concurrency: see scaling.ts). */
+  x?: number;
 }
 
 /** A system that was not measured, and why. */

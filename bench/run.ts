@@ -2,7 +2,8 @@
 // also runs alone: `npx tsx bench/engine.ts`), collects their structured results, and writes
 // bench/results/latest.json, docs/benchmarks.md (tables, targets) and docs/benchmarks.svg (chart),
 // with the machine's details and its load at the start.
-// Usage: npm run bench [-- name-substring ...]   (a filter skips the docs and writes only JSON)
+// Usage: npm run bench [-- name-substring ...]   (a filter writes only JSON, except that a run of
+// scaling.ts also replaces the "How cost grows" section of docs/benchmarks.md and its charts)
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, freemem, loadavg, release, tmpdir, totalmem } from "node:os";
@@ -20,6 +21,7 @@ import {
   ratio,
   type SuiteResult,
 } from "./_lib.js";
+import { isScaling, SCALING_NOTE, scalingSection, updateScalingDocs } from "./_scaling-doc.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
@@ -278,6 +280,8 @@ function targets(): Target[] {
 }
 
 const targetRows = targets();
+/** What the scaling module could not measure: printed in its own section. */
+const scalingSkips = runs.filter((r) => r.script === "scaling.ts").flatMap((r) => r.result?.skipped ?? []);
 const results = { machine: info, targets: targetRows, modules: runs.map(({ text: _t, ...r }) => r) };
 mkdirSync(join(here, "results"), { recursive: true });
 const jsonPath = join(here, "results", filters.length ? `partial-${filters.join("-")}.json` : "latest.json");
@@ -359,11 +363,14 @@ if (filters.length === 0) {
     "",
     "## Results",
     "",
-    markdownTables(all),
+    markdownTables(all.filter((m) => !isScaling(m))),
   ];
+  const allNotes = runs.flatMap((r) => r.result?.notes ?? []);
+  if (all.some(isScaling))
+    md.push(scalingSection(all, allNotes, scalingSkips, join(root, "docs"), `on ${info.date}`), "");
   const skipped = runs.flatMap((r) => r.result?.skipped ?? []);
   if (skipped.length) md.push("## Skipped", "", ...skipped.map((s) => `- ${s.system}: ${s.reason}`), "");
-  const notes = runs.flatMap((r) => r.result?.notes ?? []);
+  const notes = allNotes.filter((n) => !n.startsWith(SCALING_NOTE));
   if (notes.length) md.push("## Notes", "", ...notes.map((n) => `- ${n}`), "");
   for (const r of runs.filter((r) => r.text !== undefined && r.text.trim() !== "")) {
     md.push(`## ${r.script}`, "", "```", r.text!.trim(), "```", "");
@@ -378,5 +385,10 @@ if (filters.length === 0) {
   );
   writeFileSync(join(root, "docs", "benchmarks.md"), md.join("\n"));
   console.log("wrote docs/benchmarks.md and docs/benchmarks.svg");
+} else {
+  const notes = runs.flatMap((r) => r.result?.notes ?? []);
+  const when = `on ${info.date} (${info.cpu}, ${info.cores} cores, load ${info.loadAverageAtStart.join(" ")} at start, commit ${info.commit})`;
+  if (updateScalingDocs(all, notes, scalingSkips, join(root, "docs"), when))
+    console.log("wrote the scaling section of docs/benchmarks.md and its charts");
 }
 process.exit(runs.every((r) => r.status === 0) ? 0 : 1);
