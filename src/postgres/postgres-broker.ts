@@ -1408,7 +1408,7 @@ export class PostgresBroker implements Broker {
   async addMetrics(increments: MetricIncrement[]): Promise<void> {
     const merged = checkIncrements(increments);
     if (merged.length === 0) return;
-    await this.write((c, now) => this.jobMetrics.add(c, merged, now));
+    await this.one((c, now) => this.jobMetrics.add(c, merged, now));
   }
 
   async readMetrics(kind: MetricKind, query?: MetricsQuery): Promise<MetricPoint[]> {
