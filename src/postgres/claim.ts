@@ -58,8 +58,8 @@ const claimable =
  * crosses it is kept), each with its own token. `$6` is the config version the caller's cached queue
  * row has: when it is no longer current, nothing is claimed and `fresh` is 0.
  */
-const CLAIM_BATCH = `
-  WITH g AS (SELECT 1 FROM queues WHERE name = $1 AND version = $6),
+const claimBatchSql = (guard: string) => `
+  WITH g AS (SELECT 1 FROM queues WHERE name = $1 AND version = $6${guard}),
   c AS (
     SELECT m.id, m.priority, octet_length(m.body) AS len FROM messages m
     WHERE EXISTS (SELECT 1 FROM g) AND ${claimable} AND ${groupRule}
@@ -80,6 +80,15 @@ const CLAIM_BATCH = `
   )
   SELECT (SELECT count(*) FROM g)::int AS fresh, u.* FROM (SELECT 1) AS one LEFT JOIN u ON true
   ORDER BY u.priority DESC, u.id`;
+
+const CLAIM_BATCH = claimBatchSql("");
+/**
+ * The same batch as a transaction of its own that commits without waiting for its WAL flush
+ * (`synchronous_commit` off, for this transaction only). A claim lost in a server crash leaves its
+ * messages claimable, as a lapsed lease would (delivery stays at least once), and the completion
+ * that follows a claim is a durable commit, which flushes the claim's WAL record before its own.
+ */
+const CLAIM_BATCH_RELAXED = claimBatchSql(" AND set_config('synchronous_commit', 'off', true) IS NOT NULL");
 
 /** One claim (the strict rule, or the group rule) inside a transaction, for loops of single claims. */
 function claimOneSql(rule: string, order: string, skipLocked: boolean): string {
@@ -130,7 +139,8 @@ export class PgClaimer {
 
   /**
    * The one-statement peek-lock batch for a standard or group_fifo queue, guarded by the cached
-   * row's version. `fresh: false` means the cached row is stale and nothing was claimed.
+   * row's version. `fresh: false` means the cached row is stale and nothing was claimed. `alone`:
+   * the statement is its whole transaction (autocommit), which then does not wait for its flush.
    */
   async claimBatch(
     c: Conn,
@@ -138,10 +148,11 @@ export class PgClaimer {
     max: number,
     now: number,
     leaseCapMs = 0,
+    alone = false,
   ): Promise<{ fresh: boolean; messages: Message[] }> {
     if (q.paused) return { fresh: await this.isFresh(c, q), messages: [] };
     const tokens = Array.from({ length: max }, newLockToken);
-    const rows = await c.q<MessageRow & { fresh: number }>(CLAIM_BATCH, [
+    const rows = await c.q<MessageRow & { fresh: number }>(alone ? CLAIM_BATCH_RELAXED : CLAIM_BATCH, [
       q.name,
       now,
       max,

@@ -73,13 +73,15 @@ export class Db {
     this.pool.on("error", () => {});
   }
 
-  /** The connection settings of this pool (for the listening connection). */
-  clientConfig(): pg.ClientConfig {
+  /** The connection settings of this pool (for the listening connection), with its own `synchronous_commit`. */
+  clientConfig(session: { synchronousCommit?: string } = {}): pg.ClientConfig {
     return {
       connectionString: this.options.connectionString,
       types,
       application_name: this.options.applicationName,
-      options: `-c search_path=${this.options.schema}`,
+      options:
+        `-c search_path=${this.options.schema}` +
+        (session.synchronousCommit ? ` -c synchronous_commit=${session.synchronousCommit}` : ""),
       keepAlive: true,
       connectionTimeoutMillis: 10_000,
     };

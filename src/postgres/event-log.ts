@@ -1,28 +1,33 @@
 import type { EventInput, EventPage } from "../contract/job-service.js";
 import { EVENT_LOG_RETENTION_MS, MAX_EVENT_LOG_EVENTS } from "../contract/limits.js";
 import type { Conn } from "./db.js";
-import { lockAll, xactLockKey } from "./locks.js";
+import { xactLockKey } from "./locks.js";
 
 /**
  * The event log (PostgreSQL), as on SQLite. Appends take one transaction lock, so event ids
- * commit in id order: a reader past id n never finds a smaller id committed later.
+ * commit in id order: a reader past id n never finds a smaller id committed later. An append does
+ * not wait for its WAL flush: the log is best effort (a crash of the server may lose its last
+ * moments, never a job's state).
  */
 export class PgEventLog {
   async append(c: Conn, schema: string, events: EventInput[], now: number): Promise<void> {
-    await lockAll(c, [xactLockKey(schema, "event_log")]);
-    const ids = await c.q<{ id: string | number }>(
-      `INSERT INTO event_log (at, type, data)
-       SELECT $1, t, d FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS u(t, d, o) ORDER BY o
-       RETURNING id`,
-      [now, events.map((e) => e.type), events.map((e) => e.data)],
+    await c.q("SELECT set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock($1::bigint)", [
+      xactLockKey(schema, "event_log").toString(),
+    ]);
+    // The count trim and the oldest row left, in the statement that appends.
+    const [r] = await c.q<{ first_at: string | number | null }>(
+      `WITH ins AS (
+         INSERT INTO event_log (at, type, data)
+         SELECT $1, t, d FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS u(t, d, o) ORDER BY o
+         RETURNING id),
+       kept AS (SELECT max(id) - $4 AS after FROM ins),
+       trimmed AS (DELETE FROM event_log WHERE id <= (SELECT after FROM kept))
+       SELECT (SELECT at FROM event_log WHERE id > (SELECT after FROM kept) ORDER BY id LIMIT 1) AS first_at`,
+      [now, events.map((e) => e.type), events.map((e) => e.data), MAX_EVENT_LOG_EVENTS],
     );
-    if (ids.length === 0) return;
-    const last = Math.max(...ids.map((r) => Number(r.id)));
-    await c.q("DELETE FROM event_log WHERE id <= $1", [last - MAX_EVENT_LOG_EVENTS]);
-    // Ids grow with time: the age trim walks the primary key from the oldest row (no index on `at`).
+    // Ids grow with time: the age trim walks the primary key from the oldest row (no index on \`at\`).
     const cutoff = now - EVENT_LOG_RETENTION_MS;
-    const [first] = await c.q<{ at: string | number }>("SELECT at FROM event_log ORDER BY id LIMIT 1");
-    if (first && Number(first.at) < cutoff) {
+    if (r?.first_at !== null && r?.first_at !== undefined && Number(r.first_at) < cutoff) {
       // At most MAX_EVENT_LOG_EVENTS rows: a few rounds.
       for (;;) {
         const gone = await c.q(

@@ -2,17 +2,28 @@ import type { MetricIncrement, MetricKind, MetricPoint } from "../contract/job-s
 import { bucketOf, type MetricsRange, oldestKeptBucket } from "../core/metrics-input.js";
 import type { Conn } from "./db.js";
 
-/** Per-minute counts of settled jobs (PostgreSQL), as on SQLite: increments add to shared rows. */
+/**
+ * Per-minute counts of settled jobs (PostgreSQL), as on SQLite: increments add to shared rows. An
+ * add is one statement that does not wait for its WAL flush: counts are best effort (a crash of the
+ * server may lose its last moments, never a job's state).
+ */
 export class PgJobMetrics {
   async add(c: Conn, increments: MetricIncrement[], now: number): Promise<void> {
-    const minute = bucketOf(now);
     await c.q(
-      `INSERT INTO job_metrics (minute, queue, kind, n)
-       SELECT $1, q, k, n FROM unnest($2::text[], $3::text[], $4::bigint[]) AS u(q, k, n)
-       ON CONFLICT (minute, queue, kind) DO UPDATE SET n = job_metrics.n + excluded.n`,
-      [minute, increments.map((i) => i.queue), increments.map((i) => i.kind), increments.map((i) => i.count)],
+      `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)),
+       added AS (
+         INSERT INTO job_metrics (minute, queue, kind, n)
+         SELECT $1, q, k, n FROM relaxed, unnest($2::text[], $3::text[], $4::bigint[]) AS u(q, k, n)
+         ON CONFLICT (minute, queue, kind) DO UPDATE SET n = job_metrics.n + excluded.n)
+       DELETE FROM job_metrics WHERE minute < $5`,
+      [
+        bucketOf(now),
+        increments.map((i) => i.queue),
+        increments.map((i) => i.kind),
+        increments.map((i) => i.count),
+        oldestKeptBucket(now),
+      ],
     );
-    await c.q("DELETE FROM job_metrics WHERE minute < $1", [oldestKeptBucket(now)]);
   }
 
   async read(c: Conn, kind: MetricKind, range: MetricsRange): Promise<MetricPoint[]> {

@@ -13,6 +13,9 @@ export function channelOf(schema: string): string {
     : `mqlite.${createHash("sha256").update(schema).digest("hex").slice(0, 32)}`;
 }
 
+/** NOTIFY of a list of payloads, in one statement (one transaction). */
+export const NOTIFY = "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS t(p)";
+
 export interface NodeEvents {
   /** A notification of the schema's channel (from any node, this one included). */
   notification(payload: string): void;
@@ -61,8 +64,11 @@ export class PgNode {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client(this.db.clientConfig());
+    const client = new pg.Client(this.db.clientConfig({ synchronousCommit: "off" }));
+    let pid = 0;
     client.on("notification", (m) => {
+      // This node's own notifications (sent on this connection): its waiters were woken at commit.
+      if (m.processId === pid) return;
       if (m.channel === this.channel && m.payload !== undefined) this.events.notification(m.payload);
     });
     const lost = () => this.lost(client);
@@ -71,6 +77,7 @@ export class PgNode {
     await client.connect();
     try {
       await client.query(`LISTEN ${quoteIdent(this.channel)}`);
+      pid = (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
     } catch (err) {
       client.end().catch(() => {});
       throw err;
@@ -126,6 +133,18 @@ export class PgNode {
     } finally {
       this.busy = false;
     }
+  }
+
+  /**
+   * Sends `payloads` on the channel from this connection, so that the node does not hear them back.
+   * Its session commits without waiting for the WAL flush: a notification is a wake-up, not data.
+   * False when the connection is down (the caller sends them another way).
+   */
+  async notify(payloads: string[]): Promise<boolean> {
+    const client = this.client;
+    if (!client) return false;
+    await client.query({ name: "notify", text: NOTIFY, values: [this.channel, payloads] });
+    return true;
   }
 
   /** Steps down and closes the connection (which releases the leader lock). */

@@ -132,7 +132,7 @@ import { PgMaintenance } from "./maintenance.js";
 import { PgMessageLogs } from "./message-logs.js";
 import { migrate } from "./migrate.js";
 import { PG_SCHEMA_VERSION } from "./migrations/index.js";
-import { channelOf, PgNode } from "./node.js";
+import { channelOf, NOTIFY, PgNode } from "./node.js";
 import {
   DEFAULT_SCHEMA,
   type PostgresBrokerOptions,
@@ -159,6 +159,9 @@ const MAX_RENEW_BATCH = 512;
  * other nodes (and the leader's reaper and TTL sweep) are seen at the next re-check.
  */
 const SETTLED_RECHECK_MS = 250;
+
+/** NOTIFY from a pool connection (while the listening one reconnects), not waiting for the WAL flush. */
+const NOTIFY_RELAXED = `SELECT set_config('synchronous_commit', 'off', true), n.* FROM (${NOTIFY}) AS n`;
 
 /** The application's own SQL and sends in one PostgreSQL transaction (`broker.tx`). */
 export interface PgTransaction {
@@ -377,10 +380,9 @@ export class PostgresBroker implements Broker {
         const batch = [...this.pending];
         this.pending.clear();
         try {
-          await this.db.pool.query("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS t(p)", [
-            this.channel,
-            batch,
-          ]);
+          if (!(await this.node.notify(batch))) {
+            await this.db.pool.query(NOTIFY_RELAXED, [this.channel, batch]);
+          }
         } catch (err) {
           this.logger.warn({ err: messageOf(err) }, "could not notify other nodes");
         }
@@ -626,7 +628,7 @@ export class PostgresBroker implements Broker {
         if (!q) q = await this.read((c) => this.queues.require(c, queue));
         if (q.ordering_mode === "strict_fifo") break;
         const row = q;
-        const r = await this.one((c, now) => this.claimer.claimBatch(c, row, max, now), signal);
+        const r = await this.one((c, now) => this.claimer.claimBatch(c, row, max, now, 0, true), signal);
         if (r.fresh) return r.messages;
         this.queues.forget(queue);
         q = undefined;
@@ -1073,14 +1075,30 @@ export class PostgresBroker implements Broker {
     }
   }
 
-  /** One claim transaction across several queues (in the order given), under the gates' locks. */
-  private claimAny(
+  /**
+   * One queue without gates, whose row is cached and not strict: one statement guarded by the cached
+   * row's version (as a plain receive). Otherwise one claim transaction across the queues (in the
+   * order given), under the gates' locks.
+   */
+  private async claimAny(
     names: string[],
     max: number,
     gates: NonNullable<ReceiveAnyOptions["gates"]>,
     leaseCapMs: number,
     signal: AbortSignal | undefined,
   ): Promise<{ messages: Message[]; retryAt: number | undefined }> {
+    const only = names.length === 1 && gates.length === 0 ? this.queues.cached(names[0]!) : undefined;
+    if (only && only.ordering_mode !== "strict_fifo") {
+      const r = await this.one(
+        (c, now) => this.claimer.claimBatch(c, only, max, now, leaseCapMs, true),
+        signal,
+      );
+      if (r.fresh) {
+        for (const m of r.messages) m.queue = only.name;
+        return { messages: r.messages, retryAt: undefined };
+      }
+      this.queues.forget(only.name);
+    }
     return this.write(async (c, now) => {
       const rows = await this.queues.getMany(c, names);
       const keys = gates.map((g) => xactLockKey(this.schema, "gate", g.subject));
@@ -1390,7 +1408,7 @@ export class PostgresBroker implements Broker {
   async addMetrics(increments: MetricIncrement[]): Promise<void> {
     const merged = checkIncrements(increments);
     if (merged.length === 0) return;
-    await this.write((c, now) => this.jobMetrics.add(c, merged, now));
+    await this.one((c, now) => this.jobMetrics.add(c, merged, now));
   }
 
   async readMetrics(kind: MetricKind, query?: MetricsQuery): Promise<MetricPoint[]> {
