@@ -112,6 +112,11 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
   constructor(options: QueueOptions = {}) {
     // Checked before a broker is acquired: a refused option leaves nothing open.
     const leaseMs = options.leaseMs === undefined ? DEFAULT_LEASE_MS : leaseMsOf(options.leaseMs);
+    const resultTtlMs = options.resultTtlMs ?? DEFAULT_RESULT_TTL_MS;
+    if (!Number.isFinite(resultTtlMs) || resultTtlMs < 0)
+      throw new QueueError("resultTtlMs must not be negative");
+    validateKeep(options.keepCompleted, "keepCompleted");
+    validateKeep(options.keepDead, "keepDead");
     if (options.broker) {
       this.brokerPromise = Promise.resolve(options.broker);
     } else {
@@ -126,11 +131,6 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
       },
       () => {},
     );
-    const resultTtlMs = options.resultTtlMs ?? DEFAULT_RESULT_TTL_MS;
-    if (!Number.isFinite(resultTtlMs) || resultTtlMs < 0)
-      throw new QueueError("resultTtlMs must not be negative");
-    validateKeep(options.keepCompleted, "keepCompleted");
-    validateKeep(options.keepDead, "keepDead");
     const logger: Logger = stderrLogger;
     this.core = {
       broker: () => (this.resolvedBroker ? Promise.resolve(this.resolvedBroker) : this.brokerPromise),
