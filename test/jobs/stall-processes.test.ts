@@ -34,6 +34,22 @@ async function worker(path: string) {
   return { child, lines, done, started };
 }
 
+/** The worker that ran attempt 2 of `id`. */
+async function rescuerOf(id: string, ...workers: Awaited<ReturnType<typeof worker>>[]) {
+  let found: Awaited<ReturnType<typeof worker>> | undefined;
+  await eventually(
+    () => {
+      found = workers.find((w) =>
+        w.lines.some((l) => l.text.startsWith(`START ${id} `) && l.text.endsWith(" 2")),
+      );
+      return found !== undefined;
+    },
+    30_000,
+    "a second attempt",
+  );
+  return found!;
+}
+
 function stop(child: ChildProcess): void {
   if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
 }
@@ -75,23 +91,20 @@ describe("jobs: stall recovery across worker processes", () => {
     await producer.close();
   });
 
-  it("a worker that lost its lease (paused past it) cannot store the job's outcome after the re-run", async () => {
+  it("a worker that lost its lease (stuck past it) cannot store the job's outcome after the re-run", async () => {
     const path = tmp.file("paused.db");
     const producer = new Queue({ dbPath: path });
     producers.push(producer);
-    // Both run before the job exists: whichever claims it is paused at once, the other rescues it.
+    // Both run before the job exists: whichever claims it freezes (its whole process, for three
+    // leases), the other rescues it.
     const [a, b] = await Promise.all([worker(path), worker(path)]);
-    const id = await producer.enqueue("stall", [LEASE_MS * 2]);
-    await eventually(() => (a.started(id) ?? b.started(id)) !== undefined, 10_000, "a worker to start");
-    const [stale, rescuer] = a.started(id) ? [a, b] : [b, a];
-    stale.child.kill("SIGSTOP");
-    try {
-      // The paused worker renews nothing: its lease lapses and the rescuer runs the job.
-      assert.equal(await producer.result(id, { timeoutMs: 30_000 }), rescuer.child.pid);
-    } finally {
-      stale.child.kill("SIGCONT");
-    }
-    // Resumed, the first worker's handler ends; its lock token is stale, so its outcome is refused.
+    const id = await producer.enqueue("freeze", [LEASE_MS * 3]);
+    // The frozen worker renews nothing: its lease lapses and the rescuer runs the job.
+    assert.equal(await producer.result(id, { timeoutMs: 30_000 }), (await rescuerOf(id, a, b)).child.pid);
+    const stale = [a, b].find((w) => w.lines.some((l) => l.text === `START ${id} ${w.child.pid} 1`));
+    assert.ok(stale, "a worker ran the first attempt");
+    const rescuer = stale === a ? b : a;
+    // Thawed, the first worker's handler ends; its lock token is stale, so its outcome is refused.
     await eventually(
       () => stale.lines.some((l) => l.text.startsWith(`END ${id} `)),
       10_000,

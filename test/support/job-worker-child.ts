@@ -3,6 +3,9 @@
 //   END <jobId> <pid>               when it returns
 //   TICK <jobId> <pid>              for each periodic `tick` job (with `--periodic`)
 // `stall` jobs sleep the given ms on their first attempt only (and print START and END likewise).
+// `freeze` jobs block the whole process for the given ms on their first attempt: a worker that is
+// alive but stuck, renewing nothing. Unlike SIGSTOP it cannot stop inside a commit and hold the
+// file's write lock, which would stall every other process too.
 // Usage: job-worker-child.ts <dbPath> [--periodic] [--concurrency N] [--remote URL] [--lease-ms N]
 import { connect } from "../../src/client/index.js";
 import { currentJob, Queue } from "../../src/jobs/index.js";
@@ -29,6 +32,16 @@ const queue = new Queue({
     const { jobId, attempt } = currentJob();
     out(`START ${jobId} ${process.pid} ${attempt}`);
     if (attempt === 1) await new Promise((r) => setTimeout(r, ms));
+    out(`END ${jobId} ${process.pid}`);
+    return process.pid;
+  })
+  .task("freeze", async (ms: number) => {
+    const { jobId, attempt } = currentJob();
+    out(`START ${jobId} ${process.pid} ${attempt}`);
+    if (attempt === 1) {
+      await new Promise((r) => setTimeout(r, 50)); // the claim's turn is over: nothing uncommitted
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+    }
     out(`END ${jobId} ${process.pid}`);
     return process.pid;
   })
