@@ -1,9 +1,7 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { tempDir } from "./support/temp.js";
+import { runDocSnippet } from "./support/doc-snippet.js";
 
 // The ```ts blocks of the flows, job logs, cross-process events and stall recovery sections of docs/jobs.md are
 // whole programs that must run as written (each in a fresh directory, through the package's
@@ -35,27 +33,9 @@ describe("docs/jobs.md flows, job logs, events and stall recovery examples run a
   it("has the examples", () => assert.equal(blocks.length, EXPECTED.length));
   blocks.forEach(({ heading, code }, i) => {
     it(`${heading} example ${i + 1}`, () => {
-      const tmp = tempDir("mqlite-doc-");
-      const file = resolve("test", `.doc-jobs-example-${process.pid}-${i}.ts`);
-      try {
-        writeFileSync(file, code);
-        const flags = [
-          ...process.execArgv
-            .filter((a) => !a.startsWith("--test"))
-            .map((a) => (a === "tsx" ? import.meta.resolve("tsx") : a)),
-          "--conditions=source",
-        ];
-        const r = spawnSync(process.execPath, [...flags, file], {
-          cwd: tmp.dir,
-          encoding: "utf8",
-          timeout: 60_000,
-        });
-        assert.equal(r.status, 0, `example ${i + 1} failed:\n${code}\n${r.stdout}\n${r.stderr}`);
-        for (const re of EXPECTED[i] ?? []) assert.match(r.stdout, re, `example ${i + 1} prints ${re}`);
-      } finally {
-        tmp.cleanup();
-        rmSync(file, { force: true });
-      }
+      const r = runDocSnippet(code, `jobs-example-${i}`);
+      assert.equal(r.status, 0, `example ${i + 1} failed:\n${code}\n${r.stdout}\n${r.stderr}`);
+      for (const re of EXPECTED[i] ?? []) assert.match(r.stdout, re, `example ${i + 1} prints ${re}`);
     });
   });
 });

@@ -1,9 +1,7 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { tempDir } from "./support/temp.js";
+import { runDocSnippet } from "./support/doc-snippet.js";
 
 // The ```ts blocks of the backoff, interval periodic, retention and promote/remove/retry sections
 // of docs/jobs.md are whole programs that must run as written (each in a fresh directory, through
@@ -35,27 +33,9 @@ describe("docs/jobs.md backoff, interval periodic, retention and job actions exa
   it("has the examples", () => assert.equal(blocks.length, EXPECTED.length));
   blocks.forEach(({ heading, code }, i) => {
     it(`${heading} example`, () => {
-      const tmp = tempDir("mqlite-doc-");
-      const file = resolve("test", `.doc-jobs-sched-example-${process.pid}-${i}.ts`);
-      try {
-        writeFileSync(file, code);
-        const flags = [
-          ...process.execArgv
-            .filter((a) => !a.startsWith("--test"))
-            .map((a) => (a === "tsx" ? import.meta.resolve("tsx") : a)),
-          "--conditions=source",
-        ];
-        const r = spawnSync(process.execPath, [...flags, file], {
-          cwd: tmp.dir,
-          encoding: "utf8",
-          timeout: 60_000,
-        });
-        assert.equal(r.status, 0, `${heading} failed:\n${code}\n${r.stdout}\n${r.stderr}`);
-        assert.deepEqual(r.stdout.trim().split("\n"), EXPECTED[i], `${heading} prints what it says`);
-      } finally {
-        tmp.cleanup();
-        rmSync(file, { force: true });
-      }
+      const r = runDocSnippet(code, `jobs-sched-example-${i}`);
+      assert.equal(r.status, 0, `${heading} failed:\n${code}\n${r.stdout}\n${r.stderr}`);
+      assert.deepEqual(r.stdout.trim().split("\n"), EXPECTED[i], `${heading} prints what it says`);
     });
   });
 });
