@@ -26,19 +26,14 @@ module.exports = {
     onlyImports("version.ts", [], "The package version is a leaf."),
     onlyImports("core", ["contract", "filter"], "Driver-free broker pieces that both dialects share."),
     onlyImports(
-      "store",
-      ["contract", "core"],
-      "SQLite storage: connection, pragmas, migrations; never a broker decision.",
+      "store/sqlite",
+      ["contract", "core", "filter", "version.ts"],
+      "The SQLite dialect: connection, pragmas, migrations, SQL text, transactions; never a broker decision.",
     ),
     onlyImports(
-      "engine",
-      ["contract", "filter", "core", "store", "version.ts"],
-      "The SQLite broker; shared decisions belong in core.",
-    ),
-    onlyImports(
-      "postgres",
-      ["contract", "filter", "core", "version.ts"],
-      "The PostgreSQL broker: it shares with SQLite only through core, never engine or store.",
+      "store/postgres",
+      ["contract", "core", "filter", "version.ts"],
+      "The PostgreSQL dialect: pool, migrations, SQL text, LISTEN/NOTIFY; it never imports the SQLite dialect.",
     ),
     onlyImports("jobs", ["contract", "filter"], "The job face runs on any Broker.", "^src/jobs/index\\.ts$"),
     {

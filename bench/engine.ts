@@ -3,8 +3,8 @@
 // fan-out to 10 subscriptions, and group commit under synchronous=full (16 concurrent producers
 // against one transaction per send). Env: BENCH_MS (per round, default 1500), BENCH_ROUNDS.
 import { silentLogger } from "../src/contract/logger.js";
-import { SqliteBroker } from "../src/engine/sqlite-broker.js";
 import { openBroker } from "../src/open.js";
+import { SqliteBroker } from "../src/store/sqlite/sqlite-broker.js";
 import { type Contender, mainIfEntry, median, Recorder, ROUNDS, scratch } from "./_lib.js";
 import {
   endToEnd,

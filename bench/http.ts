@@ -16,7 +16,7 @@ import type { Broker } from "../src/contract/broker.js";
 import { silentLogger } from "../src/contract/logger.js";
 import { openBroker } from "../src/open.js";
 import { startServer } from "../src/server/index.js";
-import { parseSyncMode } from "../src/store/sync-mode.js";
+import { parseSyncMode } from "../src/store/sqlite/sync-mode.js";
 import {
   type Contender,
   JOBS,

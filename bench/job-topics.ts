@@ -5,8 +5,8 @@
 // 1500), BENCH_ROUNDS, BENCH_SUBSCRIBERS (default 20).
 import Database from "better-sqlite3";
 import { silentLogger } from "../src/contract/logger.js";
-import { SqliteBroker } from "../src/engine/sqlite-broker.js";
 import { Queue } from "../src/jobs/index.js";
+import { SqliteBroker } from "../src/store/sqlite/sqlite-broker.js";
 import { rate, scratch } from "./_lib.js";
 
 const MS = Number(process.env.BENCH_MS ?? 1500);

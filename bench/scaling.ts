@@ -16,8 +16,8 @@ import { run as graphileRun, Logger, makeWorkerUtils } from "graphile-worker";
 import pg from "pg";
 import { connect } from "../src/client/index.js";
 import { silentLogger } from "../src/contract/logger.js";
-import { SqliteBroker } from "../src/engine/sqlite-broker.js";
 import { openBroker, type PostgresDsn } from "../src/open.js";
+import { SqliteBroker } from "../src/store/sqlite/sqlite-broker.js";
 import {
   type Contender,
   JOB_ARG,

@@ -7,7 +7,7 @@
 import type Database from "better-sqlite3";
 import type { Broker } from "../src/contract/broker.js";
 import { silentLogger } from "../src/contract/logger.js";
-import { SqliteBroker } from "../src/engine/sqlite-broker.js";
+import { SqliteBroker } from "../src/store/sqlite/sqlite-broker.js";
 import { mainIfEntry, median, PAYLOAD_256, Recorder, type SuiteResult, scratch } from "./_lib.js";
 import { endToEnd, FULL_READ_STATS, sendRate } from "./_scenarios.js";
 

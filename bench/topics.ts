@@ -4,7 +4,7 @@
 // better-sqlite3 inserting the same number of rows in one transaction per publish, in the same run.
 // Env: BENCH_MS (per round, default 1500), BENCH_ROUNDS.
 import { silentLogger } from "../src/contract/logger.js";
-import { SqliteBroker } from "../src/engine/sqlite-broker.js";
+import { SqliteBroker } from "../src/store/sqlite/sqlite-broker.js";
 import { mainIfEntry, PAYLOAD_256, Recorder, type SuiteResult, scratch } from "./_lib.js";
 import { type Raw, rawDb, rawFanOut } from "./_scenarios.js";
 

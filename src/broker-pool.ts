@@ -1,6 +1,6 @@
 import type { Broker } from "./contract/broker.js";
 import { isPostgresDsn, type OpenOptions, openBroker } from "./open.js";
-import { isMemoryPath, normalizePath } from "./store/database.js";
+import { isMemoryPath, normalizePath } from "./store/sqlite/database.js";
 
 interface Entry {
   broker: Promise<Broker>;

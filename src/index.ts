@@ -17,9 +17,9 @@ export * from "./contract/types.js";
 export type { DlqBounds } from "./core/dlq-bounds.js";
 export type { Logger } from "./contract/logger.js";
 export type { MaintenanceResult } from "./core/maintenance-result.js";
-export { SqliteBroker, type SqliteBrokerOptions, type Transaction } from "./engine/sqlite-broker.js";
+export { SqliteBroker, type SqliteBrokerOptions, type Transaction } from "./store/sqlite/sqlite-broker.js";
 export { type Clock, ManualClock, systemClock } from "./core/clock.js";
-export { parseSyncMode, type SyncMode } from "./store/sync-mode.js";
+export { parseSyncMode, type SyncMode } from "./store/sqlite/sync-mode.js";
 export { VERSION } from "./version.js";
 
 // The served broker and its remote client.
@@ -42,7 +42,7 @@ export {
 // Opening a broker: the storage engine is picked by location (a SQLite file, or postgres://…).
 export { type EngineBroker, isPostgresDsn, type OpenOptions, openBroker, type PostgresDsn } from "./open.js";
 // The PostgreSQL engine (its driver is loaded only when a postgres:// location is opened).
-export type { PgTransaction, PostgresBroker, PostgresBrokerOptions } from "./postgres/index.js";
+export type { PgTransaction, PostgresBroker, PostgresBrokerOptions } from "./store/postgres/index.js";
 
 // The job face: tasks, workers, retries, results over any Broker.
 export type * from "./contract/job-service.js";

@@ -1,10 +1,10 @@
 import type { Broker } from "./contract/broker.js";
 import type { Clock } from "./core/clock.js";
 import type { MaintenanceResult } from "./core/maintenance-result.js";
-import { SqliteBroker, type SqliteBrokerOptions } from "./engine/sqlite-broker.js";
-import { isPostgresDsn, type PostgresBrokerOptions, type PostgresDsn } from "./postgres/options.js";
-import type { PostgresBroker } from "./postgres/postgres-broker.js";
-import { assertSupportedLocation } from "./store/database.js";
+import { isPostgresDsn, type PostgresBrokerOptions, type PostgresDsn } from "./store/postgres/options.js";
+import type { PostgresBroker } from "./store/postgres/postgres-broker.js";
+import { assertSupportedLocation } from "./store/sqlite/database.js";
+import { SqliteBroker, type SqliteBrokerOptions } from "./store/sqlite/sqlite-broker.js";
 
 /** What both storage engines offer beyond the `Broker` contract. */
 export interface EngineBroker extends Broker {
@@ -49,7 +49,7 @@ export async function openBroker(
 ): Promise<SqliteBroker | PostgresBroker> {
   assertSupportedLocation(location);
   if (isPostgresDsn(location)) {
-    const { PostgresBroker } = await import("./postgres/postgres-broker.js");
+    const { PostgresBroker } = await import("./store/postgres/postgres-broker.js");
     return PostgresBroker.open(location, options);
   }
   return new SqliteBroker(location, options);
@@ -57,8 +57,8 @@ export async function openBroker(
 
 // What the CLI configures and maintains besides opening a broker: it reaches storage only here.
 export type { DlqBounds } from "./core/dlq-bounds.js";
-export type { V5ImportCounts } from "./store/mqlite-v5.js";
-export { parseSyncMode, type SyncMode } from "./store/sync-mode.js";
+export type { V5ImportCounts } from "./store/sqlite/mqlite-v5.js";
+export { parseSyncMode, type SyncMode } from "./store/sqlite/sync-mode.js";
 
 /**
  * The SQLite file operations of `mqlite vacuum` and `mqlite migrate-from-mqlite` (run on a stopped
@@ -66,9 +66,9 @@ export { parseSyncMode, type SyncMode } from "./store/sync-mode.js";
  */
 export async function sqliteFileTools() {
   const [database, v5, migrate] = await Promise.all([
-    import("./store/database.js"),
-    import("./store/mqlite-v5.js"),
-    import("./store/migrate.js"),
+    import("./store/sqlite/database.js"),
+    import("./store/sqlite/mqlite-v5.js"),
+    import("./store/sqlite/migrate.js"),
   ]);
   return {
     isMemoryPath: database.isMemoryPath,

@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
-import { LATEST_SCHEMA_VERSION } from "../../src/store/migrations/index.js";
+import { LATEST_SCHEMA_VERSION } from "../../src/store/sqlite/migrations/index.js";
 import { writeV5File } from "../support/mqlite-v5-file.js";
 import { tempDir } from "../support/temp.js";
 import { compiledCli } from "./compiled.js";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "../../src/contract/logger.js";
 import { ManualClock } from "../../src/core/clock.js";
-import { SqliteBroker } from "../../src/engine/sqlite-broker.js";
+import { SqliteBroker } from "../../src/store/sqlite/sqlite-broker.js";
 import { sqliteOutbox, sqlitePeers, writeSqliteSchemaVersion } from "./sqlite-store.js";
 import type { Subject, SubjectOptions } from "./subject.js";
 

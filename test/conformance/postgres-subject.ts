@@ -1,7 +1,7 @@
 import pg from "pg";
 import { silentLogger } from "../../src/contract/logger.js";
 import { ManualClock } from "../../src/core/clock.js";
-import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
+import { PostgresBroker } from "../../src/store/postgres/postgres-broker.js";
 import { dropSchema, freshSchema, PG_DSN } from "../postgres/pg.js";
 import type { Subject, SubjectOptions } from "./subject.js";
 

@@ -5,8 +5,8 @@ import { connect } from "../../src/client/index.js";
 import type { Broker } from "../../src/contract/broker.js";
 import { silentLogger } from "../../src/contract/logger.js";
 import { ManualClock } from "../../src/core/clock.js";
-import { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
+import { SqliteBroker } from "../../src/store/sqlite/sqlite-broker.js";
 import { sqliteOutbox, sqlitePeers, writeSqliteSchemaVersion } from "./sqlite-store.js";
 import type { Subject, SubjectOptions } from "./subject.js";
 

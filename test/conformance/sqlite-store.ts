@@ -2,7 +2,7 @@ import Database from "better-sqlite3";
 import type { Broker } from "../../src/contract/broker.js";
 import { silentLogger } from "../../src/contract/logger.js";
 import type { Clock } from "../../src/core/clock.js";
-import { SqliteBroker } from "../../src/engine/sqlite-broker.js";
+import { SqliteBroker } from "../../src/store/sqlite/sqlite-broker.js";
 import type { Outbox } from "./subject.js";
 
 /** Writes `version` as the newest schema version of the SQLite file at `path` (the broker closed). */

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 import { buildConsole, CONSOLE_DIST, consoleIsStale } from "../../src/console/build.js";
 import { silentLogger } from "../../src/contract/logger.js";
-import { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { type RunningServer, type ServerOptions, startServer } from "../../src/server/index.js";
+import { SqliteBroker } from "../../src/store/sqlite/sqlite-broker.js";
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const ARTIFACTS = join("test-artifacts", "console");

@@ -5,10 +5,10 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Page } from "playwright-core";
 import { silentLogger } from "../../src/contract/logger.js";
-import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import type { Dashboard } from "../../src/jobs/dashboard.js";
 import { currentJob, Queue } from "../../src/jobs/index.js";
 import type { Worker } from "../../src/jobs/worker.js";
+import type { SqliteBroker } from "../../src/store/sqlite/sqlite-broker.js";
 import {
   type Browser,
   type ConsoleServer,

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { silentLogger } from "../../src/contract/logger.js";
-import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { openBroker } from "../../src/open.js";
 import type { RunningServer } from "../../src/server/index.js";
 import { type PeriodicEntry, startServer } from "../../src/server/index.js";
+import type { SqliteBroker } from "../../src/store/sqlite/sqlite-broker.js";
 
 // The console's periodic-jobs routes over a real loopback server: the listing with next runs,
 // pause and resume, their errors, and a server that has no periodic jobs to show.

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DELIVERY_COLUMNS, deliveryRow } from "../../src/core/message-row.js";
-import { openDatabase } from "../../src/store/database.js";
+import { openDatabase } from "../../src/store/sqlite/database.js";
 
 // Claims read their rows in raw mode and name the values themselves: the names must be the
 // columns', in DELIVERY_COLUMNS' order.

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { silentLogger } from "../../src/contract/logger.js";
-import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { openBroker } from "../../src/open.js";
+import type { SqliteBroker } from "../../src/store/sqlite/sqlite-broker.js";
 
 /** Counts the broker's write transactions (each flush of its writer is one). */
 function countTransactions(b: SqliteBroker): () => number {

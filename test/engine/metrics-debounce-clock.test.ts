@@ -4,8 +4,8 @@ import type { Broker } from "../../src/contract/broker.js";
 import { METRIC_BUCKET_MS, METRICS_RETENTION_MS } from "../../src/contract/limits.js";
 import { silentLogger } from "../../src/contract/logger.js";
 import { ManualClock } from "../../src/core/clock.js";
-import { SqliteBroker } from "../../src/engine/sqlite-broker.js";
-import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
+import { PostgresBroker } from "../../src/store/postgres/postgres-broker.js";
+import { SqliteBroker } from "../../src/store/sqlite/sqlite-broker.js";
 import { dropSchema, freshSchema, PG_DSN, requirePostgres } from "../postgres/pg.js";
 
 /** Job metrics' retention and the debounce deadline, on a clock the test moves (both engines). */

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { silentLogger } from "../../src/contract/logger.js";
-import { CLAIM_SQL, UNPRIORITIZED_CLAIM_SQL } from "../../src/engine/claim.js";
 import { openBroker } from "../../src/open.js";
-import { migrate } from "../../src/store/migrate.js";
+import { CLAIM_SQL, UNPRIORITIZED_CLAIM_SQL } from "../../src/store/sqlite/claim.js";
+import { migrate } from "../../src/store/sqlite/migrate.js";
 
 /** Binds every parameter of `sql` to a value (the plan does not depend on them) and explains it. */
 function plan(db: Database.Database, sql: string): string[] {

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { silentLogger } from "../../src/contract/logger.js";
-import { COLUMN_COUNT, INSERT_COLUMNS, RowInserter, shapeSql } from "../../src/engine/row-insert.js";
-import { SequenceNumbers } from "../../src/engine/sequence-numbers.js";
 import { openBroker } from "../../src/open.js";
-import { openDatabase } from "../../src/store/database.js";
+import { openDatabase } from "../../src/store/sqlite/database.js";
+import { COLUMN_COUNT, INSERT_COLUMNS, RowInserter, shapeSql } from "../../src/store/sqlite/row-insert.js";
+import { SequenceNumbers } from "../../src/store/sqlite/sequence-numbers.js";
 
 // Rows are written with statements shaped to them: defaults left out, shared values bound once,
 // per-row values in a VALUES list. Whatever the shape, each row must store exactly its own values.

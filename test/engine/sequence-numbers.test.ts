@@ -3,8 +3,8 @@ import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { GroupRequiredError } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/contract/logger.js";
-import { SEQUENCE_BLOCK } from "../../src/engine/sequence-numbers.js";
 import { openBroker } from "../../src/open.js";
+import { SEQUENCE_BLOCK } from "../../src/store/sqlite/sequence-numbers.js";
 import { tempDir } from "../support/temp.js";
 
 const quiet = { background: false, logger: silentLogger } as const;

@@ -2,8 +2,8 @@ import { connect } from "../../src/client/index.js";
 import type { Broker } from "../../src/contract/broker.js";
 import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/open.js";
-import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
 import { startServer } from "../../src/server/index.js";
+import { PostgresBroker } from "../../src/store/postgres/postgres-broker.js";
 import { dropSchema, freshSchema, PG_DSN, requirePostgres } from "../postgres/pg.js";
 import { tempDir } from "../support/temp.js";
 

@@ -24,24 +24,24 @@ function cruiseProbe(room: string, source: string): { status: number | null; out
   }
 }
 
-test("lint fails on an upward import from contract into the SQLite engine, naming the file", () => {
+test("lint fails on an upward import from contract into the SQLite dialect, naming the file", () => {
   const probe = cruiseProbe(
     "contract",
-    'import type { SqliteBroker } from "../engine/sqlite-broker.js";\nexport type Probe = SqliteBroker;\n',
+    'import type { SqliteBroker } from "../store/sqlite/sqlite-broker.js";\nexport type Probe = SqliteBroker;\n',
   );
   assert.notEqual(probe.status, 0, probe.output);
   assert.match(probe.output, /contract-imports/);
-  assert.ok(probe.output.includes(`${probe.file} → src/engine/sqlite-broker.ts`), probe.output);
+  assert.ok(probe.output.includes(`${probe.file} → src/store/sqlite/sqlite-broker.ts`), probe.output);
 });
 
 test("lint fails when the job face imports SQLite storage, naming the file", () => {
   const probe = cruiseProbe(
     "jobs",
-    'import type { SqliteDatabase } from "../store/database.js";\nexport type Probe = SqliteDatabase;\n',
+    'import type { SqliteDatabase } from "../store/sqlite/database.js";\nexport type Probe = SqliteDatabase;\n',
   );
   assert.notEqual(probe.status, 0, probe.output);
   assert.match(probe.output, /jobs-imports/);
-  assert.ok(probe.output.includes(`${probe.file} → src/store/database.ts`), probe.output);
+  assert.ok(probe.output.includes(`${probe.file} → src/store/sqlite/database.ts`), probe.output);
 });
 
 test("a file that imports only what its room allows passes", () => {
@@ -50,4 +50,14 @@ test("a file that imports only what its room allows passes", () => {
     'import type { Broker } from "../contract/broker.js";\nexport type Probe = Broker;\n',
   );
   assert.equal(probe.status, 0, probe.output);
+});
+
+test("lint fails when one dialect imports the other, naming the file", () => {
+  const probe = cruiseProbe(
+    "store/postgres",
+    'import type { SqliteDatabase } from "../sqlite/database.js";\nexport type Probe = SqliteDatabase;\n',
+  );
+  assert.notEqual(probe.status, 0, probe.output);
+  assert.match(probe.output, /store-postgres-imports/);
+  assert.ok(probe.output.includes(`${probe.file} → src/store/sqlite/database.ts`), probe.output);
 });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { silentLogger } from "../../src/contract/logger.js";
 import { Queue } from "../../src/jobs/index.js";
-import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
+import { PostgresBroker } from "../../src/store/postgres/postgres-broker.js";
 import { dropSchema, freshSchema, PG_DSN, requirePostgres } from "./pg.js";
 
 await requirePostgres();

@@ -4,8 +4,8 @@ import { connect } from "../../src/client/index.js";
 import type { Broker } from "../../src/contract/broker.js";
 import { silentLogger } from "../../src/contract/logger.js";
 import type { Message } from "../../src/contract/types.js";
-import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
+import { PostgresBroker } from "../../src/store/postgres/postgres-broker.js";
 import { dropSchema, freshSchema, PG_DSN, requirePostgres } from "./pg.js";
 
 await requirePostgres();

@@ -4,7 +4,7 @@
 //   prints: "ready leader=<bool>", then "L <seq>" per message it holds.
 
 import { silentLogger } from "../../src/contract/logger.js";
-import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
+import { PostgresBroker } from "../../src/store/postgres/postgres-broker.js";
 
 const [dsn, schema, claim] = process.argv.slice(2) as [string, string, string];
 const broker = await PostgresBroker.open(dsn, {

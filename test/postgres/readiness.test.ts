@@ -9,9 +9,9 @@ import { after, describe, it } from "node:test";
 import pg from "pg";
 import { StorageFullError } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/contract/logger.js";
-import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
-import { pgReadiness } from "../../src/postgres/readiness.js";
 import { startServer } from "../../src/server/index.js";
+import { PostgresBroker } from "../../src/store/postgres/postgres-broker.js";
+import { pgReadiness } from "../../src/store/postgres/readiness.js";
 import { dropSchema, freshSchema, PG_DSN, requirePostgres } from "./pg.js";
 
 await requirePostgres();

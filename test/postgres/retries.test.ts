@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { InternalError, OutcomeUnknownError } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/contract/logger.js";
-import { Db } from "../../src/postgres/db.js";
-import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
+import { Db } from "../../src/store/postgres/db.js";
+import { PostgresBroker } from "../../src/store/postgres/postgres-broker.js";
 import { dropSchema, freshSchema, PG_DSN, requirePostgres } from "./pg.js";
 
 await requirePostgres();

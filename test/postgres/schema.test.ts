@@ -4,8 +4,8 @@ import pg from "pg";
 import { NotMqliteDatabaseError, SchemaVersionMismatchError } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/open.js";
-import { PG_SCHEMA_VERSION, pgMigrations } from "../../src/postgres/migrations/index.js";
-import { PostgresBroker } from "../../src/postgres/postgres-broker.js";
+import { PG_SCHEMA_VERSION, pgMigrations } from "../../src/store/postgres/migrations/index.js";
+import { PostgresBroker } from "../../src/store/postgres/postgres-broker.js";
 import { dropSchema, freshSchema, PG_DSN, requirePostgres } from "./pg.js";
 
 await requirePostgres();

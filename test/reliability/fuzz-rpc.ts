@@ -19,9 +19,9 @@ import fc from "fast-check";
 import { errorFromCode } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/contract/logger.js";
 import { ManualClock } from "../../src/core/clock.js";
-import { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
 import { MAX_REQUEST_BYTES } from "../../src/server/options.js";
+import { SqliteBroker } from "../../src/store/sqlite/sqlite-broker.js";
 import {
   decodeRequest,
   ROUTE_NAMES,

@@ -4,9 +4,9 @@ import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Broker } from "../../src/contract/broker.js";
 import { silentLogger } from "../../src/contract/logger.js";
-import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { openBroker } from "../../src/open.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
+import type { SqliteBroker } from "../../src/store/sqlite/sqlite-broker.js";
 import { AUTH, TOKEN } from "./harness.js";
 
 /**

@@ -3,10 +3,10 @@ import { after, before, describe, it } from "node:test";
 import type { Broker } from "../../src/contract/broker.js";
 import { PermissionDeniedError } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/contract/logger.js";
-import type { SqliteBroker } from "../../src/engine/sqlite-broker.js";
 import { openBroker } from "../../src/open.js";
 import { guardBroker } from "../../src/server/access/guarded-broker.js";
 import { principalResolver } from "../../src/server/access/tokens.js";
+import type { SqliteBroker } from "../../src/store/sqlite/sqlite-broker.js";
 
 describe("a broker guarded by a principal's scopes", () => {
   let engine: SqliteBroker;

@@ -1,7 +1,7 @@
 import { silentLogger } from "../../src/contract/logger.js";
 import { ManualClock } from "../../src/core/clock.js";
-import { SqliteBroker, type SqliteBrokerOptions } from "../../src/engine/sqlite-broker.js";
 import { type RunningServer, type ServerOptions, startServer } from "../../src/server/index.js";
+import { SqliteBroker, type SqliteBrokerOptions } from "../../src/store/sqlite/sqlite-broker.js";
 
 /** A served in-memory broker on a free loopback port, spoken to with plain `fetch`. */
 export interface Served {

@@ -4,7 +4,7 @@ import Database from "better-sqlite3";
 import { NotMqliteDatabaseError } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/open.js";
-import { migrations } from "../../src/store/migrations/index.js";
+import { migrations } from "../../src/store/sqlite/migrations/index.js";
 import { tempDir } from "../support/temp.js";
 
 const quiet = { background: false, logger: silentLogger } as const;

@@ -6,8 +6,8 @@ import { LockLostError } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/contract/logger.js";
 import { ManualClock } from "../../src/core/clock.js";
 import { openBroker } from "../../src/open.js";
-import { openDatabase } from "../../src/store/database.js";
-import { LATEST_SCHEMA_VERSION } from "../../src/store/migrations/index.js";
+import { openDatabase } from "../../src/store/sqlite/database.js";
+import { LATEST_SCHEMA_VERSION } from "../../src/store/sqlite/migrations/index.js";
 import { LAPSED, LIVE, NOW, RECEIPT, writeV5File } from "../support/mqlite-v5-file.js";
 import { tempDir } from "../support/temp.js";
 

@@ -10,9 +10,9 @@ import {
 } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/open.js";
-import { openDatabase, WAL_AUTOCHECKPOINT_FRAMES } from "../../src/store/database.js";
-import { LATEST_SCHEMA_VERSION } from "../../src/store/migrations/index.js";
-import { parseSyncMode } from "../../src/store/sync-mode.js";
+import { openDatabase, WAL_AUTOCHECKPOINT_FRAMES } from "../../src/store/sqlite/database.js";
+import { LATEST_SCHEMA_VERSION } from "../../src/store/sqlite/migrations/index.js";
+import { parseSyncMode } from "../../src/store/sqlite/sync-mode.js";
 import { tempDir } from "../support/temp.js";
 
 const quiet = { background: false, logger: silentLogger } as const;

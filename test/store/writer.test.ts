@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import Database from "better-sqlite3";
-import { Writer } from "../../src/store/writer.js";
+import { Writer } from "../../src/store/sqlite/writer.js";
 
 /** A writer over a scratch table that counts its transactions. */
 function setup() {

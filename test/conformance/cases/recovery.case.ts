@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
 import { DbLockedError, SchemaVersionMismatchError } from "../../../src/contract/errors.js";
-import { PG_SCHEMA_VERSION } from "../../../src/postgres/migrations/index.js";
-import { LATEST_SCHEMA_VERSION } from "../../../src/store/migrations/index.js";
+import { PG_SCHEMA_VERSION } from "../../../src/store/postgres/migrations/index.js";
+import { LATEST_SCHEMA_VERSION } from "../../../src/store/sqlite/migrations/index.js";
 import { bodies, fails, receiveOne, seqs } from "../helpers.js";
 import type { Subject } from "../subject.js";
 import { cases } from "../suite.js";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
 import type { OutgoingMessage } from "../../../src/contract/types.js";
-import { PG_SCHEMA_VERSION } from "../../../src/postgres/migrations/index.js";
-import { LATEST_SCHEMA_VERSION } from "../../../src/store/migrations/index.js";
+import { PG_SCHEMA_VERSION } from "../../../src/store/postgres/migrations/index.js";
+import { LATEST_SCHEMA_VERSION } from "../../../src/store/sqlite/migrations/index.js";
 import { receiveOne, seqs } from "../helpers.js";
 import type { Subject } from "../subject.js";
 import { cases } from "../suite.js";

@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
 import { silentLogger } from "../../../src/contract/logger.js";
 import { ManualClock } from "../../../src/core/clock.js";
-import type { SqliteBroker } from "../../../src/engine/sqlite-broker.js";
 import { Queue } from "../../../src/jobs/index.js";
 import { REAPER_LOCK } from "../../../src/jobs/topics.js";
 import { openBroker } from "../../../src/open.js";
+import type { SqliteBroker } from "../../../src/store/sqlite/sqlite-broker.js";
 import { eventually, tempQueue } from "../helpers.js";
 
 /** A queue over an in-memory engine with a manual clock and no background loops. */

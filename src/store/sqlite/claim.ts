@@ -1,0 +1,237 @@
+import type { Statement } from "better-sqlite3";
+import type { Message, ReceiveMode } from "../../contract/types.js";
+import { leaseDuration } from "../../core/lease.js";
+import { RECEIVE_BODY_BUDGET } from "../../core/limits.js";
+import { decodeMessages, encodeMessages } from "../../core/message-codec.js";
+import { DELIVERY_COLUMNS, deliveredMessage, deliveryRow } from "../../core/message-row.js";
+import type { QueueRow } from "../../core/queue-config.js";
+import { newLockToken } from "../../core/tokens.js";
+import type { SqliteDatabase } from "./database.js";
+
+/** How long a receive attempt's record replays at least (ms). */
+const ATTEMPT_MIN_TTL_MS = 300_000;
+
+/** An earlier in-flight row in the same line blocks the candidate `m` (one probe per state, each an index seek). */
+const blockedBy = (sameLine: string, state: string) =>
+  `EXISTS (SELECT 1 FROM messages b WHERE b.queue = m.queue ${sameLine} AND b.state = '${state}' AND b.id < m.id)`;
+
+const claimable =
+  "m.queue = @queue AND m.state = 'active' AND m.visible_at <= @now AND (m.expires_at = 0 OR m.expires_at > @now)";
+
+/**
+ * An earlier live (unexpired) active row in the same line: a candidate claimed ahead of it would
+ * jump the line because of its priority. Pinned to the per-state index so it stays one seek.
+ */
+const earlierActive = (sameLine: string, index: string) =>
+  `EXISTS (SELECT 1 FROM messages b INDEXED BY ${index} WHERE b.queue = m.queue ${sameLine} AND b.state = 'active'
+          AND b.id < m.id AND (b.expires_at = 0 OR b.expires_at > @now))`;
+
+/**
+ * Head-of-line rules. Grouped messages (any ordering but strict) wait for every earlier same-group
+ * row that is locked (expired or not: the lock holds the line until the reaper), deferred or
+ * scheduled (a backoff or a scheduled send), and for an earlier active one (a higher priority never
+ * jumps its group's line). Strict FIFO applies the same probes queue-wide, so it delivers in
+ * sequence order whatever priorities the rows carry (a queue reconfigured to strict, a redrive).
+ */
+const groupRule = `(m.group_id IS NULL OR NOT (
+  ${blockedBy("AND b.group_id = m.group_id", "locked")} OR
+  ${blockedBy("AND b.group_id = m.group_id", "deferred")} OR
+  ${blockedBy("AND b.group_id = m.group_id", "scheduled")} OR
+  ${earlierActive("AND b.group_id = m.group_id", "idx_msg_group")}))`;
+
+const strictRule = `NOT (${blockedBy("", "locked")} OR ${blockedBy("", "deferred")} OR ${blockedBy("", "scheduled")} OR
+  ${earlierActive("", "idx_msg_queue_state")})`;
+
+/** The lease's end (see `leaseDuration`): `@lock` is the queue's, `@cap` the claim's cap (0: none). */
+const LEASE = `@now + ${leaseDuration({ own: "lock_duration_ms", queue: "@lock", cap: "@cap" })}`;
+
+/** Claim gates hold back the subjects listed in `@exclude` (a JSON array). */
+const notExcluded = "(m.subject IS NULL OR m.subject NOT IN (SELECT value FROM json_each(@exclude)))";
+
+/**
+ * The claim statement. With `prioritized`, it picks in three arms, ORDER BY priority DESC, id: the
+ * best row of a positive priority (the small partial index), else the first priority-0 row in
+ * sequence order (the per-queue state index), else the best row of a negative priority. Without,
+ * only the middle arm: for a queue that holds no prioritized active row (most queues, always), the
+ * two other arms can only find nothing, and skipping them makes a claim a third cheaper.
+ */
+function claimSql(rule: string, gated = false, prioritized = true): string {
+  const where = `${claimable} AND ${rule}${gated ? ` AND ${notExcluded}` : ""}`;
+  const byPriority = (sign: string) =>
+    `SELECT id FROM (SELECT m.id FROM messages m INDEXED BY idx_msg_claim_priority
+                     WHERE m.priority ${sign} 0 AND m.priority <> 0 AND ${where} ORDER BY m.priority DESC, m.id LIMIT 1)`;
+  const inSequence = `SELECT id FROM (SELECT m.id FROM messages m INDEXED BY idx_msg_queue_state
+                      WHERE m.priority = 0 AND ${where} ORDER BY m.id LIMIT 1)`;
+  const pick = prioritized
+    ? `${byPriority(">")}
+      UNION ALL
+      ${inSequence}
+      UNION ALL
+      ${byPriority("<")}
+      LIMIT 1`
+    : inSequence;
+  return `
+    UPDATE messages SET state = 'locked', locked_until = ${LEASE}, lock_token = @token,
+      delivery_count = delivery_count + 1, delivered_at = @now
+    WHERE id = (
+      ${pick})
+    RETURNING ${DELIVERY_COLUMNS}`;
+}
+
+/** The claim statement per ordering family (exported for the query-plan test). */
+export const CLAIM_SQL = { grouped: claimSql(groupRule), strict: claimSql(strictRule) } as const;
+
+/** The same for a queue without prioritized active rows (exported for the query-plan test). */
+export const UNPRIORITIZED_CLAIM_SQL = {
+  grouped: claimSql(groupRule, false, false),
+  strict: claimSql(strictRule, false, false),
+} as const;
+
+/** Whether a queue holds an active row of non-zero priority: one seek of the small partial index. */
+const HAS_PRIORITIZED = `SELECT 1 FROM messages INDEXED BY idx_msg_claim_priority
+  WHERE queue = ? AND state = 'active' AND priority <> 0 LIMIT 1`;
+
+/** Where `Claimer` keeps the claim statement of each combination. */
+const claimIndex = (strict: boolean, gated: boolean, prioritized: boolean): number =>
+  (strict ? 4 : 0) + (gated ? 2 : 0) + (prioritized ? 1 : 0);
+
+/** Per-claim gate bookkeeping (see claim-gates.ts): which subjects to hold back, and what was taken. */
+export interface ClaimGateSession {
+  /** The subjects held back now, as a JSON array, or undefined when none is. */
+  excluded(): string | undefined;
+  /** Called for every message claimed. */
+  claimed(subject: string | null): void;
+}
+
+/** Claims, receive-and-delete, receive attempts and receive-deferred. */
+export class Claimer {
+  /** The claim statements, by `claimIndex(strict, gated, prioritized)`. */
+  private readonly claims: Statement[];
+  private readonly hasPrioritized;
+  private readonly deleteClaimed;
+  private readonly findAttempt;
+  private readonly saveAttempt;
+  private readonly claimDeferred;
+
+  /** `leased`: told the earliest lease end of every claim (the reaper arms for it). */
+  constructor(
+    db: SqliteDatabase,
+    private readonly leased: (lockedUntil: number) => void = () => {},
+  ) {
+    // Raw mode: rows as arrays (see `deliveryRow`).
+    this.claims = [];
+    for (const strict of [false, true])
+      for (const gated of [false, true])
+        for (const prioritized of [false, true]) {
+          const sql = claimSql(strict ? strictRule : groupRule, gated, prioritized);
+          this.claims[claimIndex(strict, gated, prioritized)] = db.prepare(sql).raw(true);
+        }
+    this.hasPrioritized = db.prepare(HAS_PRIORITIZED).pluck();
+    this.deleteClaimed = db.prepare("DELETE FROM messages WHERE id = ? AND lock_token = ?");
+    this.findAttempt = db.prepare(
+      "SELECT response FROM receive_attempts WHERE queue = ? AND attempt_id = ? AND expires_at > ?",
+    );
+    this.saveAttempt = db.prepare(`
+      INSERT INTO receive_attempts (queue, attempt_id, response, created_at, expires_at) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT (queue, attempt_id) DO UPDATE SET response = excluded.response,
+        created_at = excluded.created_at, expires_at = excluded.expires_at`);
+    this.claimDeferred = db
+      .prepare(`
+      UPDATE messages SET state = 'locked', locked_until = ${LEASE}, lock_token = @token,
+        delivery_count = delivery_count + 1, delivered_at = @now
+      WHERE id = @seq AND queue = @queue AND state = 'deferred'
+      RETURNING ${DELIVERY_COLUMNS}`)
+      .raw(true);
+  }
+
+  /**
+   * Claims up to `max` messages in the caller's transaction. A paused queue yields nothing; `gates`
+   * holds back the subjects it excludes; `leaseCapMs` (0: none) caps each claimed message's lease.
+   */
+  claim(
+    queue: QueueRow,
+    max: number,
+    mode: ReceiveMode,
+    now: number,
+    attemptId?: string,
+    gates?: ClaimGateSession,
+    leaseCapMs = 0,
+  ): Message[] {
+    if (attemptId) {
+      const seen = this.findAttempt.get(queue.name, attemptId, now) as { response: string } | undefined;
+      if (seen) return decodeMessages(seen.response);
+    }
+    if (queue.paused) return [];
+    const strict = queue.ordering_mode === "strict_fifo";
+    const lock = queue.lock_duration_ms;
+    // Looked up once per call: the rows cannot change under this synchronous loop but by its claims.
+    const prioritized = max > 0 && this.hasPrioritized.get(queue.name) !== undefined;
+    const out: Message[] = [];
+    let bytes = 0;
+    while (out.length < max && bytes < RECEIVE_BODY_BUDGET) {
+      const token = newLockToken();
+      const exclude = gates?.excluded();
+      const values = (
+        exclude === undefined
+          ? this.claims[claimIndex(strict, false, prioritized)]!.get({
+              queue: queue.name,
+              now,
+              lock,
+              cap: leaseCapMs,
+              token,
+            })
+          : this.claims[claimIndex(strict, true, prioritized)]!.get({
+              queue: queue.name,
+              now,
+              lock,
+              cap: leaseCapMs,
+              token,
+              exclude,
+            })
+      ) as unknown[] | undefined;
+      if (!values) break;
+      const row = deliveryRow(values);
+      gates?.claimed(row.subject);
+      if (mode === "receive-and-delete") {
+        this.deleteClaimed.run(row.id, token);
+        out.push(deliveredMessage(row, false));
+      } else {
+        out.push(deliveredMessage(row));
+      }
+      // Properties count too: a row written before their limit may carry megabytes of them.
+      bytes += row.body.length + (row.properties?.length ?? 0);
+    }
+    this.reportLeases(out);
+    if (attemptId && out.length > 0) {
+      const ttl = Math.max(queue.lock_duration_ms, ATTEMPT_MIN_TTL_MS);
+      this.saveAttempt.run(queue.name, attemptId, encodeMessages(out), now, now + ttl);
+    }
+    return out;
+  }
+
+  /** Locks the given deferred messages (others are skipped). */
+  claimDeferredBySeq(queue: QueueRow, seqs: number[], now: number): Message[] {
+    const out: Message[] = [];
+    for (const seq of seqs) {
+      const values = this.claimDeferred.get({
+        seq,
+        queue: queue.name,
+        now,
+        lock: queue.lock_duration_ms,
+        cap: 0,
+        token: newLockToken(),
+      }) as unknown[] | undefined;
+      if (values) out.push(deliveredMessage(deliveryRow(values)));
+    }
+    this.reportLeases(out);
+    return out;
+  }
+
+  private reportLeases(claimed: readonly Message[]): void {
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const m of claimed) {
+      if (m.lockToken && m.lockedUntil !== undefined && m.lockedUntil < earliest) earliest = m.lockedUntil;
+    }
+    if (earliest !== Number.POSITIVE_INFINITY) this.leased(earliest);
+  }
+}

@@ -1,0 +1,66 @@
+import type { EventInput, EventPage } from "../../contract/job-service.js";
+import { EVENT_LOG_RETENTION_MS, MAX_EVENT_LOG_EVENTS } from "../../contract/limits.js";
+import type { SqliteDatabase } from "./database.js";
+
+/** Rows per multi-row INSERT of an append. */
+const ROWS_PER_INSERT = 64;
+
+/**
+ * The store-wide event log (SQLite): appended to by producers and workers of any process, read
+ * with a cursor. Each append trims it to the latest `MAX_EVENT_LOG_EVENTS` events, none older
+ * than `EVENT_LOG_RETENTION_MS`. Both trims walk the primary key from the oldest row (ids grow
+ * with time), so the log needs no index of its own.
+ */
+export class EventLog {
+  private readonly db: SqliteDatabase;
+  private readonly inserts = new Map<number, ReturnType<SqliteDatabase["prepare"]>>();
+  private readonly trimCount;
+  private readonly oldest;
+  private readonly trimAge;
+  private readonly after;
+  private readonly lastId;
+
+  constructor(db: SqliteDatabase) {
+    this.db = db;
+    this.trimCount = db.prepare("DELETE FROM event_log WHERE id <= ?");
+    this.oldest = db.prepare("SELECT at FROM event_log ORDER BY id LIMIT 1");
+    this.trimAge = db.prepare(
+      "DELETE FROM event_log WHERE id IN (SELECT id FROM event_log ORDER BY id LIMIT 1000) AND at < ?",
+    );
+    this.after = db.prepare("SELECT id, at, type, data FROM event_log WHERE id > ? ORDER BY id LIMIT ?");
+    this.lastId = db.prepare("SELECT ifnull(max(id), 0) AS id FROM event_log");
+  }
+
+  append(events: EventInput[], now: number): void {
+    let id = 0;
+    for (let from = 0; from < events.length; from += ROWS_PER_INSERT) {
+      const chunk = events.slice(from, from + ROWS_PER_INSERT);
+      const values: unknown[] = [];
+      for (const e of chunk) values.push(now, e.type, e.data);
+      id = Number(this.insertOf(chunk.length).run(values).lastInsertRowid);
+    }
+    if (id === 0) return;
+    this.trimCount.run(id - MAX_EVENT_LOG_EVENTS);
+    const cutoff = now - EVENT_LOG_RETENTION_MS;
+    const first = this.oldest.get() as { at: number } | undefined;
+    if (first && first.at < cutoff) {
+      // At most MAX_EVENT_LOG_EVENTS rows: a few rounds.
+      while (this.trimAge.run(cutoff).changes === 1000);
+    }
+  }
+
+  read(afterId: number, limit: number): EventPage {
+    const events = limit > 0 ? (this.after.all(afterId, limit) as EventPage["events"]) : [];
+    return { events, lastId: (this.lastId.get() as { id: number }).id };
+  }
+
+  private insertOf(rows: number) {
+    let stmt = this.inserts.get(rows);
+    if (!stmt) {
+      const tuples = Array.from({ length: rows }, () => "(?, ?, ?)").join(", ");
+      stmt = this.db.prepare(`INSERT INTO event_log (at, type, data) VALUES ${tuples}`);
+      this.inserts.set(rows, stmt);
+    }
+    return stmt;
+  }
+}

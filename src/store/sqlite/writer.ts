@@ -1,0 +1,372 @@
+import { CancelledError, ClosedError, DbLockedError, StorageFullError } from "../../contract/errors.js";
+import type { WriteContext } from "../../core/write-context.js";
+import type { SqliteDatabase } from "./database.js";
+import { mapSqliteError } from "./sqlite-errors.js";
+
+/** The hooks one transaction (or one write of it) collects: it is the writes' context itself. */
+class Hooks implements WriteContext {
+  readonly after: (() => void)[] = [];
+  readonly before: ((ctx: WriteContext) => void)[] = [];
+  readonly rolledBack: (() => void)[] = [];
+
+  afterCommit(fn: () => void): void {
+    this.after.push(fn);
+  }
+
+  beforeCommit(fn: (ctx: WriteContext) => void): void {
+    this.before.push(fn);
+  }
+
+  afterRollback(fn: () => void): void {
+    this.rolledBack.push(fn);
+  }
+
+  /** Keeps the hooks of a write that succeeded. */
+  adopt(other: Hooks): void {
+    this.after.push(...other.after);
+    this.before.push(...other.before);
+    this.rolledBack.push(...other.rolledBack);
+  }
+}
+
+/** Calls each function; one that throws does not stop the others (they are notifications). */
+function runAll(fns: readonly (() => void)[]): void {
+  for (const f of fns) {
+    try {
+      f();
+    } catch {
+      // a notification failing must not fail the writes
+    }
+  }
+}
+
+interface PendingWrite {
+  fn: (ctx: WriteContext) => unknown;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+  signal: AbortSignal | undefined;
+  replayable: boolean;
+}
+
+/** One write's outcome within a group. */
+interface Outcome {
+  ok: boolean;
+  value: unknown;
+}
+
+/**
+ * Schedules `fn` as a microtask. A resolved promise's job, not `queueMicrotask`: Node wraps each
+ * `queueMicrotask` callback in an async resource, which costs three times as much, and the window
+ * after every commit takes several hops.
+ */
+const RESOLVED = Promise.resolve();
+const microtask = (fn: () => void): void => {
+  RESOLVED.then(fn);
+};
+
+/** Microtask hops after a commit during which a new write counts as its caller's continuation. */
+const WINDOW_HOPS = 8;
+/** Most commits in a row made from continuations before the writer yields to the event loop. */
+const MAX_CHAINED = 8;
+/**
+ * Most extra turns of the event loop a group from I/O waits for while each turn brings it more
+ * writes. A turn that brings none commits at once, so a lone caller pays one turn (microseconds);
+ * a busy HTTP server commits all its connections' requests together (16 per commit rather than ~10
+ * with 16 connections), a tenth less CPU per request.
+ */
+const MAX_GATHER_TURNS = 4;
+/** Groups run with a savepoint per write after one of them had a write fail. */
+const CAREFUL_AFTER_FAILURE = 16;
+
+/**
+ * Group commit: writes that arrive together (in one turn of the event loop, e.g. from many HTTP
+ * requests or many concurrent callers) run in one `BEGIN IMMEDIATE` transaction and share one
+ * commit (one fsync under `synchronous=full`). Each caller still gets its own result or its own
+ * error, and a failed write leaves nothing behind.
+ *
+ * A write is undone alone by running it in a savepoint, which costs a third of a small write. So a
+ * group of replayable writes (functions of the database alone, whose other effects go through their
+ * hooks) runs without savepoints; if one throws, the whole transaction is rolled back and the group
+ * runs again with a savepoint per write, as do the next few groups. A group holding a write that is
+ * not replayable always runs with savepoints.
+ */
+export class Writer {
+  private pending: PendingWrite[] = [];
+  private scheduled = false;
+  /**
+   * Microtask hops left in the window that follows a commit. A write made in that window is the
+   * continuation of a caller the commit just answered (a sequential caller's next write): no other
+   * I/O can join it before the event loop turns, so it commits at the end of the microtasks instead
+   * of paying a `setImmediate` hop. Writes from I/O callbacks (HTTP requests parsed in one poll
+   * phase) come after the window has closed and still share one commit; while each further turn
+   * of the loop brings the group more of them (the requests of other connections, trickling in as
+   * a busy server answers), it waits for the next turn, up to `MAX_GATHER_TURNS`.
+   */
+  private window = 0;
+  /** Commits in a row without yielding to the event loop; bounded so that I/O is never starved. */
+  private chained = 0;
+  private closed = false;
+  private inFlight = 0;
+  private readonly flushNow = () => this.flush();
+  /** Writes pending when the group last looked for more, and the turns it has waited. */
+  private gathered = 0;
+  private gatherTurns = 0;
+  /** Writes of the last group committed. */
+  private lastGroup = 0;
+  private readonly flushGathered = () => {
+    const n = this.pending.length;
+    if (n > this.gathered && this.gatherTurns < MAX_GATHER_TURNS) {
+      this.gathered = n;
+      this.gatherTurns++;
+      setImmediate(this.flushGathered);
+      return;
+    }
+    this.gathered = 0;
+    this.gatherTurns = 0;
+    this.flush();
+  };
+  private readonly hop = () => {
+    if (--this.window > 0) microtask(this.hop);
+  };
+  private idle: (() => void)[] = [];
+  /** Groups left to run with a savepoint per write (see `CAREFUL_AFTER_FAILURE`). */
+  private careful = 0;
+
+  private readonly sql: Record<
+    "begin" | "commit" | "rollback" | "savepoint" | "release" | "rollbackTo",
+    { run(): unknown }
+  >;
+
+  constructor(
+    private readonly db: SqliteDatabase,
+    /** Called at the start of every transaction, under the write lock (cache checks). */
+    private readonly onBegin: () => void = () => {},
+    /** Called after anything was rolled back: what was cached from the undone writes is stale. */
+    private readonly onRollback: () => void = () => {},
+    /** Called after every commit, before its hooks (the checkpoint thread's wake-up). */
+    private readonly onCommit: () => void = () => {},
+  ) {
+    this.sql = {
+      begin: db.prepare("BEGIN IMMEDIATE"),
+      commit: db.prepare("COMMIT"),
+      rollback: db.prepare("ROLLBACK"),
+      savepoint: db.prepare("SAVEPOINT w"),
+      release: db.prepare("RELEASE w"),
+      rollbackTo: db.prepare("ROLLBACK TO w"),
+    };
+  }
+
+  /**
+   * Queues a write for the next group commit. `replayable`: `fn` reads and writes the database and
+   * acts otherwise only through its hooks, so it may run again after being rolled back.
+   */
+  run<T>(fn: (ctx: WriteContext) => T, signal?: AbortSignal, replayable = false): Promise<T> {
+    if (this.closed) return Promise.reject(new ClosedError());
+    if (signal?.aborted) return Promise.reject(new CancelledError());
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject, signal, replayable });
+      this.inFlight++;
+      if (!this.scheduled) {
+        this.scheduled = true;
+        if (this.window > 0 && this.chained < MAX_CHAINED) {
+          this.chained++;
+          microtask(this.flushNow);
+        } else {
+          // A write made before the turn it waits for (after a chain of continuations, the yield's
+          // turn lets I/O in), or after a group of one (a lone caller): the group waits a further
+          // turn only if that one brought more writes, so a lone write commits after one turn.
+          // Behind a group of several (connections answered together, whose next requests trickle
+          // in over the next turns) the first turn's writes wait for a second turn anyway.
+          this.gathered = this.window > 0 || this.lastGroup <= 1 ? this.pending.length : 0;
+          this.chained = 0;
+          setImmediate(this.flushGathered);
+        }
+      }
+    });
+  }
+
+  /** Runs one write synchronously in its own transaction (start-up and maintenance paths). */
+  runNow<T>(fn: (ctx: WriteContext) => T): T {
+    const hooks = new Hooks();
+    this.sql.begin.run();
+    let result: T;
+    try {
+      this.onBegin();
+      result = fn(hooks);
+      this.runBeforeCommit(hooks);
+      this.sql.commit.run();
+    } catch (err) {
+      if (this.db.inTransaction) this.sql.rollback.run();
+      runAll(hooks.rolledBack);
+      this.onRollback();
+      throw mapSqliteError(err);
+    }
+    this.onCommit();
+    for (const f of hooks.after) f();
+    return result;
+  }
+
+  /**
+   * Why the last transaction could not commit, when it was the store (a full disk or database, a
+   * lock another connection holds) rather than the write; cleared by the next commit. Readiness
+   * reports it.
+   */
+  storeFailure: StorageFullError | DbLockedError | undefined;
+
+  private noteFailure(err: unknown): void {
+    if (err instanceof StorageFullError || err instanceof DbLockedError) this.storeFailure = err;
+  }
+
+  /** Stops admitting writes; resolves once every admitted write has settled. */
+  close(): Promise<void> {
+    this.closed = true;
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const batch = this.pending.filter((w) => {
+      if (!w.signal?.aborted) return true;
+      this.settle(w, undefined, new CancelledError());
+      return false;
+    });
+    this.pending = [];
+    if (batch.length === 0) return;
+    this.lastGroup = batch.length;
+
+    let hooks = new Hooks();
+    let results: Outcome[] = [];
+    try {
+      this.sql.begin.run();
+    } catch (err) {
+      const mapped = mapSqliteError(err);
+      this.noteFailure(mapped);
+      for (const w of batch) this.settle(w, undefined, mapped);
+      return;
+    }
+    try {
+      this.onBegin();
+      if (batch.length === 1) {
+        results.push({ ok: true, value: batch[0]!.fn(hooks) });
+      } else if (this.careful > 0 || !batch.every((w) => w.replayable)) {
+        if (this.careful > 0) this.careful--;
+        results = this.runEach(batch, hooks);
+      } else {
+        const optimistic = this.runOptimistically(batch);
+        if (optimistic) {
+          hooks = optimistic.hooks;
+          results = optimistic.results;
+        } else {
+          this.careful = CAREFUL_AFTER_FAILURE;
+          results = this.runEach(batch, hooks);
+        }
+      }
+      this.runBeforeCommit(hooks);
+      this.sql.commit.run();
+    } catch (err) {
+      if (this.db.inTransaction) this.sql.rollback.run();
+      runAll(hooks.rolledBack);
+      this.onRollback();
+      const mapped = mapSqliteError(err);
+      this.noteFailure(mapped);
+      // A single write's own failure, or a failed commit: nothing of the batch is stored.
+      batch.forEach((w, i) => {
+        const r = results[i];
+        this.settle(w, undefined, r && !r.ok ? mapSqliteError(r.value) : mapped);
+      });
+      return;
+    }
+    this.onCommit();
+    this.storeFailure = undefined;
+    runAll(hooks.after);
+    batch.forEach((w, i) => {
+      const r = results[i]!;
+      if (r.ok) this.settle(w, r.value, undefined);
+      else this.settle(w, undefined, mapSqliteError(r.value));
+    });
+    this.openWindow();
+  }
+
+  /**
+   * Runs a group of replayable writes without savepoints. If one throws, rolls back what they did
+   * and starts the transaction again, empty, answering undefined: the caller runs them one by one.
+   */
+  private runOptimistically(
+    batch: readonly PendingWrite[],
+  ): { hooks: Hooks; results: Outcome[] } | undefined {
+    const hooks = new Hooks();
+    const results: Outcome[] = [];
+    try {
+      for (const w of batch) results.push({ ok: true, value: w.fn(hooks) });
+      return { hooks, results };
+    } catch {
+      this.sql.rollback.run();
+      runAll(hooks.rolledBack);
+      this.onRollback();
+      this.sql.begin.run();
+      this.onBegin();
+      return undefined;
+    }
+  }
+
+  /** Runs each write of a group in its own savepoint: one that throws is undone alone. */
+  private runEach(batch: readonly PendingWrite[], hooks: Hooks): Outcome[] {
+    const results: Outcome[] = [];
+    for (const w of batch) {
+      const mine = new Hooks();
+      this.sql.savepoint.run();
+      try {
+        const value = w.fn(mine);
+        this.sql.release.run();
+        results.push({ ok: true, value });
+        hooks.adopt(mine);
+      } catch (err) {
+        this.sql.rollbackTo.run();
+        this.sql.release.run();
+        results.push({ ok: false, value: err });
+        runAll(mine.rolledBack);
+        this.onRollback();
+      }
+    }
+    return results;
+  }
+
+  /** Runs the before-commit hooks (they may add more), each in its own savepoint. */
+  private runBeforeCommit(hooks: Hooks): void {
+    for (let i = 0; i < hooks.before.length; i++) {
+      const mine = new Hooks();
+      this.sql.savepoint.run();
+      try {
+        hooks.before[i]!(mine);
+        this.sql.release.run();
+        hooks.adopt(mine);
+      } catch {
+        // A hook is an optimisation (a hand-off): undone with what it promised, the writes commit.
+        this.sql.rollbackTo.run();
+        this.sql.release.run();
+        runAll(mine.rolledBack);
+        this.onRollback();
+      }
+    }
+  }
+
+  /**
+   * Opens the window after a commit for `WINDOW_HOPS` microtask hops (see `window`). A window still
+   * open (a commit made from a continuation) is only refilled: one chain of hops at a time.
+   */
+  private openWindow(): void {
+    const running = this.window > 0;
+    this.window = WINDOW_HOPS;
+    if (!running) microtask(this.hop);
+  }
+
+  private settle(w: PendingWrite, value: unknown, err: unknown): void {
+    if (err !== undefined) w.reject(err);
+    else w.resolve(value);
+    this.inFlight--;
+    if (this.inFlight === 0 && this.idle.length > 0) {
+      for (const f of this.idle.splice(0)) f();
+    }
+  }
+}
