@@ -75,6 +75,7 @@ import type {
 import { MESSAGE_STATES } from "../../contract/types.js";
 import type { Clock } from "../../core/clock.js";
 import { systemClock } from "../../core/clock.js";
+import { CoreBroker } from "../../core/core-broker.js";
 import { type DlqBounds, NO_DLQ_BOUNDS } from "../../core/dlq-bounds.js";
 import {
   DEFAULT_TOPIC_READ,
@@ -102,6 +103,7 @@ import { type MessageRow, peekedMessage } from "../../core/message-row.js";
 import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../../core/metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
+import { type Dialect, type Effects, runAsync } from "../../core/port.js";
 import { type CountRow, statsFromCounts } from "../../core/queue-counts.js";
 import { awaitSettled } from "../../core/settled-waits.js";
 import { taskSpec } from "../../core/subscription-rows.js";
@@ -132,7 +134,9 @@ import { PgMaintenance } from "./maintenance.js";
 import { PgMessageLogs } from "./message-logs.js";
 import { migrate } from "./migrate.js";
 import { PG_SCHEMA_VERSION } from "./migrations/index.js";
+import { pgName } from "./names.js";
 import { channelOf, NOTIFY, PgNode } from "./node.js";
+import { pgOps } from "./ops.js";
 import {
   DEFAULT_SCHEMA,
   type PostgresBrokerOptions,
@@ -144,7 +148,7 @@ import {
 import { PgQueueRegistry, type PgQueueRow } from "./queue-registry.js";
 import { pgReadiness } from "./readiness.js";
 import { PgNamedLocks, PgRecords, PgWorkers } from "./records.js";
-import { type PgKeep, PgSettler } from "./settle.js";
+import { PgSettleOps } from "./settle.js";
 import { PgSubscriptions } from "./subscriptions.js";
 import { PgTopicLog } from "./topic-log.js";
 
@@ -210,7 +214,7 @@ const DB_SIZE = `
  * has a connection pool and one listening connection (NOTIFY wakes long-polls on every node; the
  * same connection holds the leader lock of the background loops when this node is elected).
  */
-export class PostgresBroker implements Broker {
+export class PostgresBroker extends CoreBroker implements Broker {
   readonly clock: Clock;
   readonly schema: string;
   private readonly db: Db;
@@ -223,7 +227,13 @@ export class PostgresBroker implements Broker {
   private readonly subscriptions: PgSubscriptions;
   private readonly inserter: PgInserter;
   private readonly claimer: PgClaimer;
-  private readonly settler: PgSettler;
+  protected readonly dialect: Dialect = {
+    write: (verb, options) => {
+      const run = (c: Conn, now: number) => runAsync(verb({ now, effects: this.effectsOf(c) }), pgOps(c));
+      return options?.oneStatement ? this.one(run, options.signal) : this.write(run, options?.signal);
+    },
+    read: (verb) => this.read((c) => runAsync(verb(this.clock.now()), pgOps(c))),
+  };
   private readonly maintenance: PgMaintenance;
   private readonly waiters: Waiters;
   /** Wake-ups of `awaitSettled`, keyed by sequence number. */
@@ -247,6 +257,7 @@ export class PostgresBroker implements Broker {
 
   /** Use `PostgresBroker.open` (or `openBroker("postgres://…")`). */
   private constructor(location: string, options: PostgresBrokerOptions) {
+    super();
     const { dsn, schema } = splitSchemaParam(location);
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger ?? stderrLogger;
@@ -266,7 +277,6 @@ export class PostgresBroker implements Broker {
     this.subscriptions = new PgSubscriptions(this.queues, (source) => compileFilter(source, this.logger));
     this.inserter = new PgInserter(this.schema, this.queues, this.subscriptions, this.logger);
     this.claimer = new PgClaimer(this.schema);
-    this.settler = new PgSettler();
     this.maintenance = new PgMaintenance(this.schema);
     this.waiters = new Waiters(() => {
       const missed = this.missedNotifications;
@@ -372,6 +382,16 @@ export class PostgresBroker implements Broker {
     if (payloads.length === 0) return;
     for (const p of payloads) this.pending.add(p);
     if (!this.flushing) this.flushing = this.flush();
+  }
+
+  /** What a write's verb announces: this node's waiters and the other nodes, after the commit. */
+  private effectsOf(c: Conn): Effects {
+    return {
+      activated: (queue) => this.wakeLocal(c, { activated: [queue], scheduledFor: [] }),
+      scheduled: (at) => this.wakeLocal(c, { activated: [], scheduledFor: [at] }),
+      settled: (seqs) => this.notifySettled(c, [...seqs]),
+      completed: (queue, n) => this.countCompleted(c, queue, n),
+    };
   }
 
   private async flush(): Promise<void> {
@@ -548,7 +568,7 @@ export class PostgresBroker implements Broker {
   async cancel(queue: string, seq: number): Promise<void> {
     queue = pgName(queue);
     const s = seqNumber(seq);
-    const found = await this.one((c) => this.settler.cancel(c, queue, s));
+    const found = await this.one((c) => new PgSettleOps(c).cancel(queue, s));
     if (!found) throw new NotFoundError("mqlite: no scheduled, never-delivered message with that seq_number");
   }
 
@@ -649,105 +669,12 @@ export class PostgresBroker implements Broker {
     );
   }
 
-  async complete(queue: string, seq: number, lockToken: string, options?: CompleteOptions): Promise<void> {
-    queue = pgName(queue);
-    const keep = keepOptions(options);
-    const s = seqNumber(seq);
-    await this.one(async (c, now) => {
-      const effect = await this.settler.complete(c, queue, s, lockToken, now, keep);
-      if (effect.completed) this.countCompleted(c, queue, 1);
-      if (effect.settled) this.notifySettled(c, [s]);
-    });
-  }
-
-  async completeBatch(queue: string, items: CompleteItem[]): Promise<CompleteResult[]> {
-    queue = pgName(queue);
-    const refs = items.map((i) => ({
-      seqNumber: seqNumber(i.seqNumber),
-      lockToken: i.lockToken,
-      keep: keepOptions(i),
-    }));
-    return this.one(async (c, now) => {
-      const { results, completed } = await this.settler.completeBatch(c, queue, refs, now);
-      this.countCompleted(c, queue, completed);
-      this.notifySettled(
-        c,
-        results.filter((r) => r.ok).map((r) => r.seqNumber),
-      );
-      return results;
-    });
-  }
-
   /** Wakes this node's `awaitSettled` for these messages once the transaction commits. */
   private notifySettled(c: Conn, seqs: number[]): void {
     if (seqs.length === 0) return;
     c.afterCommit(() => {
       for (const s of seqs) this.settledWaiters.notify(String(s));
     });
-  }
-
-  async abandon(queue: string, seq: number, lockToken: string, options: AbandonOptions = {}): Promise<void> {
-    queue = pgName(queue);
-    const delay = nonNegativeDuration(options.delayMs, "delay_ms");
-    const s = seqNumber(seq);
-    await this.one(async (c, now) => {
-      const effect = await this.settler.abandon(
-        c,
-        queue,
-        s,
-        lockToken,
-        delay,
-        now,
-        options.countDelivery !== false,
-        options.error,
-      );
-      if (effect.settled) this.notifySettled(c, [s]);
-      this.wakeLocal(c, {
-        activated: effect.activated ? [queue] : [],
-        scheduledFor: effect.scheduledFor !== undefined ? [effect.scheduledFor] : [],
-      });
-    });
-  }
-
-  async reject(queue: string, seq: number, lockToken: string, options: RejectOptions = {}): Promise<void> {
-    queue = pgName(queue);
-    const s = seqNumber(seq);
-    await this.one(async (c, now) => {
-      const effect = await this.settler.reject(
-        c,
-        queue,
-        s,
-        lockToken,
-        options.reason ?? "",
-        options.description ?? "",
-        now,
-        options.error,
-      );
-      if (effect.settled) this.notifySettled(c, [s]);
-    });
-  }
-
-  async defer(queue: string, seq: number, lockToken: string): Promise<void> {
-    queue = pgName(queue);
-    const s = seqNumber(seq);
-    await this.one((c, now) => this.settler.defer(c, queue, s, lockToken, now));
-  }
-
-  async renew(queue: string, seq: number, lockToken: string): Promise<void> {
-    queue = pgName(queue);
-    const s = seqNumber(seq);
-    await this.one((c, now) => this.settler.renew(c, queue, s, lockToken, now));
-  }
-
-  async renewBatch(queue: string, items: LockRef[], options: RenewBatchOptions = {}): Promise<RenewResult[]> {
-    queue = pgName(queue);
-    if (items.length > MAX_RENEW_BATCH) {
-      throw new InvalidArgumentError(`mqlite: at most ${MAX_RENEW_BATCH} renewals per batch`);
-    }
-    const leaseCapMs = leaseCap(options.lockDurationMs);
-    if (items.every((i) => !i.lockToken)) return items.map((i) => ({ seqNumber: i.seqNumber, ok: false }));
-    const refs = items.map((i) => ({ seqNumber: seqNumber(i.seqNumber), lockToken: i.lockToken }));
-    return this.one((c, now) => this.settler.renewBatch(c, queue, refs, now, leaseCapMs));
   }
 
   /** The consumer loop (one implementation for every broker: contract/consume.ts). */
@@ -1202,8 +1129,8 @@ export class PostgresBroker implements Broker {
   async removeMessages(queue: string, seqNumbers: number[]): Promise<number> {
     queue = pgName(queue);
     const seqs = seqNumberList(seqNumbers);
-    return this.write(async (c) => {
-      const removed = await this.records.remove(c, queue, seqs);
+    return this.write(async (c, now) => {
+      const removed = await this.records.remove(c, queue, seqs, now);
       this.notifySettled(c, removed);
       return removed.length;
     });
@@ -1462,27 +1389,10 @@ function mergeResult(into: MaintenanceResult, from: MaintenanceResult): void {
   into.settled.push(...from.settled);
 }
 
-/** Validates `complete`'s options: what to keep, if anything. */
-function keepOptions(options: CompleteOptions | undefined): PgKeep | undefined {
-  const retainMs = nonNegativeDuration(options?.retainMs, "retain_ms");
-  if (retainMs === 0) return undefined;
-  const r = options?.result;
-  const result = r === undefined || r === null ? null : Buffer.from(r.buffer, r.byteOffset, r.byteLength);
-  return { retainMs, result };
-}
-
 /** A read's or lease's limit: absent 100, ≤0 nothing, at most 1000. */
 function topicLimit(limit: number | undefined): number {
   if (limit === undefined || limit === null) return DEFAULT_TOPIC_READ;
   const n = Math.trunc(Number(limit));
   if (!Number.isFinite(n) || n <= 0) return 0;
   return Math.min(n, MAX_TOPIC_READ);
-}
-
-/**
- * A name as looked up: PostgreSQL text cannot hold NUL, and no valid name holds a control character,
- * so a name with NUL is looked up as one that can never exist (not found, as on SQLite).
- */
-function pgName(name: string): string {
-  return typeof name === "string" && name.includes("\u0000") ? name.replace(/\u0000/g, "\u0001") : name;
 }

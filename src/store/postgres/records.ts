@@ -12,9 +12,21 @@ import type {
 import { MESSAGE_STATES, type MessageState, SETTLED_STATES } from "../../contract/types.js";
 import { leaseFence } from "../../core/lease-fence.js";
 import { type MessageRow, peekedMessage } from "../../core/message-row.js";
+import { RECEIPT_TTL_MS } from "../../core/receipts.js";
 import { keepNewest } from "../../core/validate.js";
 import { PEEK_COLUMNS } from "./columns.js";
 import type { Conn } from "./db.js";
+
+/**
+ * Writes, from the deleted rows `d`, the receipts of kept completions settled after `since`: a
+ * completion kept at least a receipt's lifetime wrote none (its row answered a replay), so a row
+ * deleted early leaves its receipt behind for the rest of that lifetime.
+ */
+const KEPT_RECEIPTS = (since: string) => `
+  kept AS (INSERT INTO settlement_receipts (queue, seq_number, lock_token, operation, args, created_at, expires_at)
+    SELECT queue, id, lock_token, 'completed', '', settled_at, settled_at + ${RECEIPT_TTL_MS} FROM d
+    WHERE state = 'completed' AND lock_token IS NOT NULL AND settled_at > ${since}
+    ON CONFLICT DO NOTHING)`;
 
 /** Every column of a record: peek's, plus the queue and what the job face reads. */
 const RECORD_COLUMNS = `${PEEK_COLUMNS}, queue, result, delivered_at, settled_at, progress, unique_key,
@@ -189,7 +201,7 @@ export class PgRecords {
       `WITH d AS (DELETE FROM messages WHERE ${match}
          AND ($7::bigint IS NULL OR id NOT IN
            (SELECT id FROM messages WHERE ${match} ORDER BY settled_at DESC, id DESC LIMIT $7::bigint))
-         RETURNING 1)
+         RETURNING queue, id, lock_token, state, settled_at), ${KEPT_RECEIPTS("$8::bigint")}
        SELECT count(*)::int AS n FROM d`,
       [
         queue,
@@ -199,6 +211,7 @@ export class PgRecords {
         options.seqNumbers ?? null,
         options.subject ?? null,
         keep ?? null,
+        now - RECEIPT_TTL_MS,
       ],
     );
     return row?.n ?? 0;
@@ -216,11 +229,13 @@ export class PgRecords {
   }
 
   /** Deletes messages of the queue that are not locked. Returns the deleted ones' sequence numbers. */
-  async remove(c: Conn, queue: string, seqs: number[]): Promise<number[]> {
+  async remove(c: Conn, queue: string, seqs: number[], now: number): Promise<number[]> {
     if (seqs.length === 0) return [];
     const rows = await c.q<{ id: string | number }>(
-      "DELETE FROM messages WHERE queue = $1 AND state <> 'locked' AND id = ANY($2::bigint[]) RETURNING id",
-      [queue, seqs],
+      `WITH d AS (DELETE FROM messages WHERE queue = $1 AND state <> 'locked' AND id = ANY($2::bigint[])
+         RETURNING queue, id, lock_token, state, settled_at), ${KEPT_RECEIPTS("$3::bigint")}
+       SELECT id FROM d`,
+      [queue, seqs, now - RECEIPT_TTL_MS],
     );
     return rows.map((r) => Number(r.id));
   }

@@ -68,7 +68,6 @@ export class MessageRecords {
   private readonly byIds;
   private readonly statesByIds;
   private readonly errorsOf;
-  private readonly insertError;
   private readonly cancelWaiting;
   private readonly cancelHeld;
   private readonly requestCancel;
@@ -86,10 +85,6 @@ export class MessageRecords {
     this.errorsOf = db.prepare(
       "SELECT seq_number, attempt, error, failed_at FROM message_errors WHERE seq_number = ? ORDER BY id",
     );
-    // Only while the caller holds the live lease: a replayed settlement records nothing twice.
-    this.insertError = db.prepare(`
-      INSERT INTO message_errors (seq_number, attempt, error, failed_at)
-      SELECT id, delivery_count, @error, @now FROM messages WHERE ${LIVE_FENCE}`);
     const cancelled =
       "state = 'cancelled', settled_at = @now, expires_at = @now + @retain, lock_token = NULL, locked_until = 0";
     this.cancelWaiting = db.prepare(`
@@ -182,11 +177,6 @@ export class MessageRecords {
     return (
       this.errorsOf.all(seq) as { seq_number: number; attempt: number; error: string; failed_at: number }[]
     ).map((r) => ({ seqNumber: r.seq_number, attempt: r.attempt, error: r.error, failedAt: r.failed_at }));
-  }
-
-  /** Records the current delivery's error, if the caller holds the live lease. Call before settling. */
-  recordError(queue: string, seq: number, token: string, error: string, now: number): void {
-    if (token) this.insertError.run({ queue, seq, token, error, now });
   }
 
   cancel(

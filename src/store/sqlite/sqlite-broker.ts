@@ -77,6 +77,7 @@ import type {
 import { MESSAGE_STATES } from "../../contract/types.js";
 import type { Clock } from "../../core/clock.js";
 import { systemClock } from "../../core/clock.js";
+import { CoreBroker } from "../../core/core-broker.js";
 import { type DlqBounds, NO_DLQ_BOUNDS } from "../../core/dlq-bounds.js";
 import {
   byCreation,
@@ -107,6 +108,7 @@ import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "../../core/message
 import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../../core/metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
+import { type Dialect, type Effects, type Ops, runSync } from "../../core/port.js";
 import { type CountRow, statsFromCounts } from "../../core/queue-counts.js";
 import { awaitSettled } from "../../core/settled-waits.js";
 import { type Target, taskSpec } from "../../core/subscription-rows.js";
@@ -142,7 +144,7 @@ import { QueueRegistry } from "./queue-registry.js";
 import { fileReadiness } from "./readiness.js";
 import { MultiReceiver } from "./receive-any.js";
 import { SequenceNumbers } from "./sequence-numbers.js";
-import { type KeepOptions, type SettleEffect, Settler } from "./settle.js";
+import { SqliteSettleOps } from "./settle.js";
 import { mapSqliteError } from "./sqlite-errors.js";
 import { Subscriptions } from "./subscriptions.js";
 import type { SyncMode } from "./sync-mode.js";
@@ -217,7 +219,7 @@ const dedupConflict = () =>
  * The embedded engine: the `Broker` contract over one SQLite file, plus what only an in-process
  * broker can offer (`tx`, `runMaintenanceOnce`).
  */
-export class SqliteBroker implements Broker {
+export class SqliteBroker extends CoreBroker implements Broker {
   readonly clock: Clock;
   private readonly db: SqliteDatabase;
   private readonly location: string;
@@ -231,7 +233,16 @@ export class SqliteBroker implements Broker {
   private readonly topicIds: SequenceNumbers;
   private readonly inserter: MessageInserter;
   private readonly claimer: Claimer;
-  private readonly settler: Settler;
+  private readonly settleOps: SqliteSettleOps;
+  private readonly ops: Ops;
+  protected readonly dialect: Dialect = {
+    write: (verb, options) =>
+      this.write(
+        (ctx, now) => runSync(verb({ now, effects: this.effectsOf(ctx, now) }), this.ops),
+        options?.signal,
+      ),
+    read: (verb) => this.read(() => runSync(verb(this.clock.now()), this.ops)),
+  };
   private readonly maintenance: Maintenance;
   private readonly loops: Loops;
   private readonly waiters: Waiters<Message>;
@@ -259,6 +270,7 @@ export class SqliteBroker implements Broker {
   private readonly settledWaiters: Waiters;
 
   constructor(path: string, options: SqliteBrokerOptions = {}) {
+    super();
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger ?? stderrLogger;
     this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
@@ -282,7 +294,8 @@ export class SqliteBroker implements Broker {
     this.topicLog = new TopicLog(this.db, this.topicIds);
     this.inserter = new MessageInserter(this.db, this.ids);
     this.claimer = new Claimer(this.db, (at) => this.loops.armReaper(at));
-    this.settler = new Settler(this.db);
+    this.settleOps = new SqliteSettleOps(this.db, this.queues);
+    this.ops = { settle: this.settleOps };
     this.maintenance = new Maintenance(this.db, this.ids);
     this.writer = new Writer(
       this.db,
@@ -417,12 +430,15 @@ export class SqliteBroker implements Broker {
     });
   }
 
-  private notifyAfter(ctx: WriteContext, effect: SettleEffect, queue: string, now: number): void {
-    if (effect.activated) this.wake(ctx, [queue], now);
-    if (effect.scheduledFor !== undefined) {
-      const at = effect.scheduledFor;
-      ctx.afterCommit(() => this.loops.armScheduler(at));
-    }
+  /** What a write's verb announces, for after its commit (see `wake`). */
+  private effectsOf(ctx: WriteContext, now: number): Effects {
+    return {
+      activated: (queue, count) =>
+        this.wake(ctx, [queue], now, count === undefined ? undefined : new Map([[queue, count]])),
+      scheduled: (at) => ctx.afterCommit(() => this.loops.armScheduler(at)),
+      settled: (seqs) => this.notifySettled(ctx, [...seqs]),
+      completed: (queue, n) => this.countCompleted(ctx, queue, n),
+    };
   }
 
   // --- queues -----------------------------------------------------------------------------------
@@ -689,7 +705,7 @@ export class SqliteBroker implements Broker {
 
   cancel(queue: string, seq: number): Promise<void> {
     return this.write(() => {
-      if (!this.settler.cancel(queue, seqNumber(seq))) {
+      if (!this.settleOps.cancel(queue, seqNumber(seq))) {
         throw new NotFoundError("mqlite: no scheduled, never-delivered message with that seq_number");
       }
     });
@@ -763,126 +779,12 @@ export class SqliteBroker implements Broker {
     );
   }
 
-  complete(queue: string, seq: number, lockToken: string, options?: CompleteOptions): Promise<void> {
-    let keep: KeepOptions | undefined;
-    try {
-      keep = keepOptions(options);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((ctx, now) => {
-      const s = seqNumber(seq);
-      const effect = this.settler.complete(queue, s, lockToken, now, keep);
-      if (effect.completed) this.countCompleted(ctx, queue, 1);
-      if (effect.settled) this.notifySettled(ctx, [s]);
-    });
-  }
-
-  completeBatch(queue: string, items: CompleteItem[]): Promise<CompleteResult[]> {
-    let prepared: (LockRef & { keep?: KeepOptions })[];
-    try {
-      prepared = items.map((i) => ({
-        seqNumber: seqNumber(i.seqNumber),
-        lockToken: i.lockToken,
-        keep: keepOptions(i),
-      }));
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((ctx, now) => {
-      const { results, completed } = this.settler.completeBatch(queue, prepared, now);
-      this.countCompleted(ctx, queue, completed);
-      this.notifySettled(
-        ctx,
-        results.filter((r) => r.ok).map((r) => r.seqNumber),
-      );
-      return results;
-    });
-  }
-
   /** Wakes `awaitSettled` for these messages once the transaction commits. */
   private notifySettled(ctx: WriteContext, seqs: number[]): void {
     if (seqs.length === 0) return;
     ctx.afterCommit(() => {
       for (const s of seqs) this.settledWaiters.notify(String(s));
     });
-  }
-
-  abandon(queue: string, seq: number, lockToken: string, options: AbandonOptions = {}): Promise<void> {
-    let delay: number;
-    try {
-      delay = nonNegativeDuration(options.delayMs, "delay_ms");
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((ctx, now) => {
-      const s = seqNumber(seq);
-      if (options.error) this.records.recordError(queue, s, lockToken, options.error, now);
-      const effect = this.settler.abandon(
-        this.queues.get(queue),
-        queue,
-        s,
-        lockToken,
-        delay,
-        now,
-        options.countDelivery !== false,
-      );
-      this.notifyAfter(ctx, effect, queue, now);
-      if (effect.settled) this.notifySettled(ctx, [s]);
-    });
-  }
-
-  reject(queue: string, seq: number, lockToken: string, options: RejectOptions = {}): Promise<void> {
-    return this.write((ctx, now) => {
-      const s = seqNumber(seq);
-      if (options.error) this.records.recordError(queue, s, lockToken, options.error, now);
-      const effect = this.settler.reject(
-        queue,
-        s,
-        lockToken,
-        options.reason ?? "",
-        options.description ?? "",
-        now,
-      );
-      if (effect.settled) this.notifySettled(ctx, [s]);
-    });
-  }
-
-  defer(queue: string, seq: number, lockToken: string): Promise<void> {
-    return this.write((_ctx, now) => {
-      this.settler.defer(queue, seqNumber(seq), lockToken, now);
-    });
-  }
-
-  renew(queue: string, seq: number, lockToken: string): Promise<void> {
-    return this.write((_ctx, now) => {
-      this.settler.renew(this.queues.require(queue), seqNumber(seq), lockToken, now);
-    });
-  }
-
-  renewBatch(queue: string, items: LockRef[], options: RenewBatchOptions = {}): Promise<RenewResult[]> {
-    if (items.length > MAX_RENEW_BATCH) {
-      return Promise.reject(
-        new InvalidArgumentError(`mqlite: at most ${MAX_RENEW_BATCH} renewals per batch`),
-      );
-    }
-    let leaseCapMs: number;
-    try {
-      leaseCapMs = leaseCap(options.lockDurationMs);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    if (items.every((i) => !i.lockToken)) {
-      return Promise.resolve(items.map((i) => ({ seqNumber: i.seqNumber, ok: false })));
-    }
-    return this.write((_ctx, now) =>
-      this.settler.renewBatch(
-        this.queues.require(queue),
-        items.map((i) => ({ seqNumber: seqNumber(i.seqNumber), lockToken: i.lockToken })),
-        now,
-        leaseCapMs,
-      ),
-    );
   }
 
   /** The consumer loop (one implementation for every broker: contract/consume.ts). */
@@ -1621,13 +1523,4 @@ function mergeResult(into: MaintenanceResult, from: MaintenanceResult): void {
   into.retentionDropped += from.retentionDropped;
   into.retainedDropped += from.retainedDropped;
   into.settled.push(...from.settled);
-}
-
-/** Validates `complete`'s options: what to keep, if anything. */
-function keepOptions(options: CompleteOptions | undefined): KeepOptions | undefined {
-  const retainMs = nonNegativeDuration(options?.retainMs, "retain_ms");
-  if (retainMs === 0) return undefined;
-  const r = options?.result;
-  const result = r === undefined || r === null ? null : Buffer.from(r.buffer, r.byteOffset, r.byteLength);
-  return { retainMs, result };
 }

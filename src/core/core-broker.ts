@@ -1,0 +1,114 @@
+import { InvalidArgumentError } from "../contract/errors.js";
+import { MAX_RENEW_BATCH } from "../contract/limits.js";
+import type {
+  AbandonOptions,
+  CompleteItem,
+  CompleteOptions,
+  CompleteResult,
+  LockRef,
+  RejectOptions,
+  RenewBatchOptions,
+  RenewResult,
+} from "../contract/types.js";
+import { leaseCap } from "./lease.js";
+import type { Dialect } from "./port.js";
+import { nonNegativeDuration, seqNumber } from "./validate.js";
+import * as settle from "./verbs/settle.js";
+
+/**
+ * The broker's verbs, written once over a storage dialect. A verb validates its input here (bad
+ * input is refused before any transaction), then runs its rule (`verbs/*.ts`) in the dialect's
+ * transaction. The SQLite and PostgreSQL brokers extend this class with their connection handling.
+ */
+export abstract class CoreBroker {
+  /** The dialect's transactions (set by the subclass's constructor). */
+  protected abstract readonly dialect: Dialect;
+
+  // --- settlement -------------------------------------------------------------------------------
+
+  complete(queue: string, seq: number, lockToken: string, options?: CompleteOptions): Promise<void> {
+    return this.guard(() => {
+      const keep = keepOptions(options);
+      const s = seqNumber(seq);
+      return this.dialect.write((w) => settle.complete(w, queue, s, lockToken, keep), { oneStatement: true });
+    });
+  }
+
+  completeBatch(queue: string, items: CompleteItem[]): Promise<CompleteResult[]> {
+    return this.guard(() => {
+      const refs = items.map((i) => ({
+        seqNumber: seqNumber(i.seqNumber),
+        lockToken: i.lockToken,
+        keep: keepOptions(i),
+      }));
+      return this.dialect.write((w) => settle.completeBatch(w, queue, refs), { oneStatement: true });
+    });
+  }
+
+  abandon(queue: string, seq: number, lockToken: string, options: AbandonOptions = {}): Promise<void> {
+    return this.guard(() => {
+      const input = {
+        delayMs: nonNegativeDuration(options.delayMs, "delay_ms"),
+        countDelivery: options.countDelivery !== false,
+        error: options.error,
+      };
+      const s = seqNumber(seq);
+      return this.dialect.write((w) => settle.abandon(w, queue, s, lockToken, input), { oneStatement: true });
+    });
+  }
+
+  reject(queue: string, seq: number, lockToken: string, options: RejectOptions = {}): Promise<void> {
+    return this.guard(() => {
+      const s = seqNumber(seq);
+      return this.dialect.write((w) => settle.reject(w, queue, s, lockToken, options), {
+        oneStatement: true,
+      });
+    });
+  }
+
+  defer(queue: string, seq: number, lockToken: string): Promise<void> {
+    return this.guard(() => {
+      const s = seqNumber(seq);
+      return this.dialect.write((w) => settle.defer(w, queue, s, lockToken), { oneStatement: true });
+    });
+  }
+
+  renew(queue: string, seq: number, lockToken: string): Promise<void> {
+    return this.guard(() => {
+      const s = seqNumber(seq);
+      return this.dialect.write((w) => settle.renew(w, queue, s, lockToken), { oneStatement: true });
+    });
+  }
+
+  renewBatch(queue: string, items: LockRef[], options: RenewBatchOptions = {}): Promise<RenewResult[]> {
+    return this.guard(() => {
+      if (items.length > MAX_RENEW_BATCH) {
+        throw new InvalidArgumentError(`mqlite: at most ${MAX_RENEW_BATCH} renewals per batch`);
+      }
+      const capMs = leaseCap(options.lockDurationMs);
+      if (items.every((i) => !i.lockToken)) {
+        return Promise.resolve(items.map((i) => ({ seqNumber: i.seqNumber, ok: false })));
+      }
+      const refs = items.map((i) => ({ seqNumber: seqNumber(i.seqNumber), lockToken: i.lockToken }));
+      return this.dialect.write((w) => settle.renewBatch(w, queue, refs, capMs), { oneStatement: true });
+    });
+  }
+
+  /** Runs `fn`, turning a synchronous throw (refused input) into a rejected promise. */
+  protected guard<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return fn();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+}
+
+/** Validates `complete`'s options: what to keep, if anything. */
+export function keepOptions(options: CompleteOptions | undefined): settle.KeepOptions | undefined {
+  const retainMs = nonNegativeDuration(options?.retainMs, "retain_ms");
+  if (retainMs === 0) return undefined;
+  const r = options?.result;
+  const result = r === undefined || r === null ? null : Buffer.from(r.buffer, r.byteOffset, r.byteLength);
+  return { retainMs, result };
+}

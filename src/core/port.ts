@@ -1,0 +1,105 @@
+import type { SettleOps } from "./verbs/settle.js";
+
+/**
+ * The port: what the core asks of storage. Each family of verbs declares the statements it needs
+ * (`SettleOps`, …) with synchronous signatures; a dialect implements each one with its own SQL.
+ * SQLite implements them as they are (better-sqlite3 is synchronous); PostgreSQL implements
+ * `Async<…>` of them, bound to the connection of the transaction the verb runs in.
+ */
+export interface Ops {
+  settle: SettleOps;
+}
+
+/** The asynchronous form of a family of statements (how PostgreSQL implements it). */
+export type Async<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never;
+};
+
+/** One request to storage: a call on the dialect's `Ops`. */
+export type Step = (ops: Ops) => unknown;
+
+/**
+ * A verb: the broker's rule for one operation, written once as a generator that yields the
+ * statements it needs and returns the verb's answer. `yield* ask(…)` types the answer of a step.
+ */
+export type Verb<T> = Generator<Step, T, unknown>;
+
+/** Asks storage for one statement's answer. */
+export function* ask<R>(step: (ops: Ops) => R): Verb<R> {
+  return (yield step) as R;
+}
+
+/**
+ * Steps a verb synchronously (SQLite, inside a better-sqlite3 transaction): no await, so the
+ * transaction never spans a turn of the event loop.
+ */
+export function runSync<T>(verb: Verb<T>, ops: Ops): T {
+  let next = verb.next();
+  while (!next.done) {
+    let answer: unknown;
+    try {
+      answer = next.value(ops);
+    } catch (err) {
+      next = verb.throw(err);
+      continue;
+    }
+    next = verb.next(answer);
+  }
+  return next.value;
+}
+
+/** Steps a verb, awaiting each statement (PostgreSQL, inside one transaction on one connection). */
+export async function runAsync<T>(verb: Verb<T>, ops: unknown): Promise<T> {
+  let next = verb.next();
+  while (!next.done) {
+    let answer: unknown;
+    try {
+      answer = await next.value(ops as Ops);
+    } catch (err) {
+      next = verb.throw(err);
+      continue;
+    }
+    next = verb.next(answer);
+  }
+  return next.value;
+}
+
+/**
+ * What a write announces for after its commit. Each dialect decides how: SQLite hands messages to
+ * parked receivers in the same transaction and wakes the rest after the commit; PostgreSQL wakes
+ * its own node's waiters and tells the other nodes through NOTIFY.
+ */
+export interface Effects {
+  /** `count` messages of `queue` (all, when absent) became claimable now. */
+  activated(queue: string, count?: number): void;
+  /** A message was parked until `at`: the scheduler must wake by then. */
+  scheduled(at: number): void;
+  /** These messages reached a final state (wake `awaitSettled`). */
+  settled(seqs: readonly number[]): void;
+  /** `n` messages of `queue` were completed (the completion counters). */
+  completed(queue: string, n: number): void;
+}
+
+/** What a write verb sees: the transaction's time and where its announcements go. */
+export interface WriteScope {
+  now: number;
+  effects: Effects;
+}
+
+/** How a write runs. */
+export interface WriteOptions {
+  /**
+   * The verb changes state with at most one statement (any others only read): PostgreSQL may run
+   * it without BEGIN/COMMIT, in one round trip.
+   */
+  oneStatement?: boolean;
+  signal?: AbortSignal;
+}
+
+/** What a dialect gives the core: transactions to run verbs in. */
+export interface Dialect {
+  /** Runs a write verb in a transaction; its effects happen after the commit. */
+  write<T>(verb: (scope: WriteScope) => Verb<T>, options?: WriteOptions): Promise<T>;
+  /** Runs a read-only verb. */
+  read<T>(verb: (now: number) => Verb<T>): Promise<T>;
+}
