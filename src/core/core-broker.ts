@@ -94,6 +94,34 @@ export abstract class CoreBroker {
     });
   }
 
+  // --- claim: receive, receiveDeferred, receiveAny, peek: claiming with ordering, priority, gates and long-polls ---
+
+  // (end of claim)
+
+  // --- send: send, schedule, cancel, publish, sendFlow, sendDebounced: insertion, fan-out, dedup ---
+
+  // (end of send)
+
+  // --- queues: queues and subscriptions: create, delete, list, stats, pause, subscribe, filters, reaping ---
+
+  // (end of queues)
+
+  // --- topics: declared and log topics: declare, read, ack, lease, nack, stats ---
+
+  // (end of topics)
+
+  // --- maintenance: the dead-letter queue and upkeep: redrive, purge, the background steps, retention ---
+
+  // (end of maintenance)
+
+  // --- records: job records: cancel, progress, browse, errors, delete settled, promote, remove, workers, named locks ---
+
+  // (end of records)
+
+  // --- flows: flows, job logs, events and metrics: dependencies, message logs, the event log, per-minute metrics ---
+
+  // (end of flows)
+
   /** Runs `fn`, turning a synchronous throw (refused input) into a rejected promise. */
   protected guard<T>(fn: () => Promise<T>): Promise<T> {
     try {

@@ -1,4 +1,11 @@
+import type { ClaimOps } from "./verbs/claim.js";
+import type { FlowOps } from "./verbs/flows.js";
+import type { MaintenanceOps } from "./verbs/maintenance.js";
+import type { QueueOps } from "./verbs/queues.js";
+import type { RecordOps } from "./verbs/records.js";
+import type { SendOps } from "./verbs/send.js";
 import type { SettleOps } from "./verbs/settle.js";
+import type { TopicOps } from "./verbs/topics.js";
 
 /**
  * The port: what the core asks of storage. Each family of verbs declares the statements it needs
@@ -8,6 +15,13 @@ import type { SettleOps } from "./verbs/settle.js";
  */
 export interface Ops {
   settle: SettleOps;
+  claim: ClaimOps;
+  send: SendOps;
+  queues: QueueOps;
+  topics: TopicOps;
+  maintenance: MaintenanceOps;
+  records: RecordOps;
+  flows: FlowOps;
 }
 
 /** The asynchronous form of a family of statements (how PostgreSQL implements it). */

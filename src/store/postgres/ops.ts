@@ -1,4 +1,12 @@
 import type { Async, Ops } from "../../core/port.js";
+import type { ClaimOps } from "../../core/verbs/claim.js";
+import type { FlowOps } from "../../core/verbs/flows.js";
+import type { MaintenanceOps } from "../../core/verbs/maintenance.js";
+import type { QueueOps } from "../../core/verbs/queues.js";
+import type { RecordOps } from "../../core/verbs/records.js";
+import type { SendOps } from "../../core/verbs/send.js";
+import type { TopicOps } from "../../core/verbs/topics.js";
+
 import type { Conn } from "./db.js";
 import { PgSettleOps } from "./settle.js";
 
@@ -13,6 +21,34 @@ class ConnectionOps implements PgOps {
   get settle(): PgSettleOps {
     this.settleOps ??= new PgSettleOps(this.c);
     return this.settleOps;
+  }
+
+  get claim(): Async<ClaimOps> {
+    return {};
+  }
+
+  get send(): Async<SendOps> {
+    return {};
+  }
+
+  get queues(): Async<QueueOps> {
+    return {};
+  }
+
+  get topics(): Async<TopicOps> {
+    return {};
+  }
+
+  get maintenance(): Async<MaintenanceOps> {
+    return {};
+  }
+
+  get records(): Async<RecordOps> {
+    return {};
+  }
+
+  get flows(): Async<FlowOps> {
+    return {};
   }
 }
 

@@ -295,7 +295,16 @@ export class SqliteBroker extends CoreBroker implements Broker {
     this.inserter = new MessageInserter(this.db, this.ids);
     this.claimer = new Claimer(this.db, (at) => this.loops.armReaper(at));
     this.settleOps = new SqliteSettleOps(this.db, this.queues);
-    this.ops = { settle: this.settleOps };
+    this.ops = {
+      settle: this.settleOps,
+      claim: {},
+      send: {},
+      queues: {},
+      topics: {},
+      maintenance: {},
+      records: {},
+      flows: {},
+    };
     this.maintenance = new Maintenance(this.db, this.ids);
     this.writer = new Writer(
       this.db,
