@@ -46,13 +46,8 @@ import type {
   TopicLogMessage,
 } from "../../contract/topic-service.js";
 import type {
-  AbandonOptions,
   BrokerStatus,
-  CompleteItem,
-  CompleteOptions,
-  CompleteResult,
   FilterSample,
-  LockRef,
   Message,
   OutgoingMessage,
   PeekOptions,
@@ -64,9 +59,6 @@ import type {
   ReceiveMode,
   ReceiveOptions,
   RedriveOptions,
-  RejectOptions,
-  RenewBatchOptions,
-  RenewResult,
   SendOptions,
   SubscribeOptions,
   SubscriptionInfo,
@@ -157,7 +149,6 @@ const MAX_RECEIVE = 256;
 const MAX_WAIT_MS = 20_000;
 const MAX_PEEK = 1000;
 const DEFAULT_PEEK = 32;
-const MAX_RENEW_BATCH = 512;
 /**
  * `awaitSettled` re-checks at least this often: settlements on this node wake it at once, those of
  * other nodes (and the leader's reaper and TTL sweep) are seen at the next re-check.

@@ -48,13 +48,8 @@ import type {
   TopicLogMessage,
 } from "../../contract/topic-service.js";
 import type {
-  AbandonOptions,
   BrokerStatus,
-  CompleteItem,
-  CompleteOptions,
-  CompleteResult,
   FilterSample,
-  LockRef,
   Message,
   MessageState,
   OutgoingMessage,
@@ -66,9 +61,6 @@ import type {
   Readiness,
   ReceiveOptions,
   RedriveOptions,
-  RejectOptions,
-  RenewBatchOptions,
-  RenewResult,
   SendOptions,
   SubscribeOptions,
   SubscriptionInfo,
@@ -190,7 +182,6 @@ const MAX_RECEIVE = 256;
 const MAX_WAIT_MS = 20_000;
 const MAX_PEEK = 1000;
 const DEFAULT_PEEK = 32;
-const MAX_RENEW_BATCH = 512;
 
 /** The outcome of sending one batch: a seq per message, 0 for none. */
 /** `PRAGMA synchronous` values by number. */
