@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from "../contract/errors.js";
+import type { ReceiveAnyOptions } from "../contract/job-service.js";
 import { MAX_RENEW_BATCH } from "../contract/limits.js";
 import type {
   AbandonOptions,
@@ -6,14 +7,23 @@ import type {
   CompleteOptions,
   CompleteResult,
   LockRef,
+  Message,
+  PeekOptions,
+  ReceiveOptions,
   RejectOptions,
   RenewBatchOptions,
   RenewResult,
 } from "../contract/types.js";
+import { MESSAGE_STATES } from "../contract/types.js";
+import type { Clock } from "./clock.js";
+import { validateGates } from "./gates.js";
 import { leaseCap } from "./lease.js";
-import type { Dialect } from "./port.js";
-import { nonNegativeDuration, seqNumber } from "./validate.js";
+import { longPoll } from "./long-poll.js";
+import type { Dialect, Verb, WriteScope } from "./port.js";
+import { clampCount, integer, nonNegativeDuration, requireName, seqNumber } from "./validate.js";
+import * as claim from "./verbs/claim.js";
 import * as settle from "./verbs/settle.js";
+import type { Take, Waiters } from "./waiters.js";
 
 /**
  * The broker's verbs, written once over a storage dialect. A verb validates its input here (bad
@@ -95,6 +105,90 @@ export abstract class CoreBroker {
   }
 
   // --- claim: receive, receiveDeferred, receiveAny, peek: claiming with ordering, priority, gates and long-polls ---
+
+  /** The clock every verb reads its time from. */
+  abstract readonly clock: Clock;
+
+  /** The long-polls parked per queue; the dialect wakes them for its own and other processes' writes. */
+  protected abstract readonly waiters: Waiters<Message>;
+
+  /**
+   * How a parked receiver claims inside the transaction of a write that made messages claimable
+   * (a hand-off), for a dialect that offers it; none by default.
+   */
+  protected handOff(
+    _claim: (s: WriteScope, limit: number) => Verb<claim.Claimed>,
+  ): Take<Message> | undefined {
+    return undefined;
+  }
+
+  receive(queue: string, options: ReceiveOptions = {}): Promise<Message[]> {
+    return this.guard(() => {
+      const max = clampCount(options.maxMessages, 1, claim.MAX_RECEIVE);
+      const waitMs = claim.waitTime(options.waitMs);
+      const mode = options.mode ?? "peek-lock";
+      if (mode !== "peek-lock" && mode !== "receive-and-delete") {
+        throw new InvalidArgumentError(`mqlite: unknown receive mode "${mode}"`);
+      }
+      const input = { max, mode, attemptId: options.attemptId || undefined };
+      const signal = options.signal;
+      const verb = (w: WriteScope, limit: number) =>
+        claim.receiveClaim(w, queue, limit < max ? { ...input, max: limit } : input);
+      // A plain claim is one statement; an attempt also reads and records its answer.
+      const oneStatement = mode === "peek-lock" && !input.attemptId;
+      return longPoll(this.clock, this.waiters, {
+        keys: [queue],
+        waitMs,
+        signal,
+        claim: () => this.dialect.write((w) => verb(w, max), { oneStatement, signal }),
+        take: waitMs > 0 ? this.handOff(verb) : undefined,
+      });
+    });
+  }
+
+  receiveAny(queues: string[], options: ReceiveAnyOptions = {}): Promise<Message[]> {
+    return this.guard(() => {
+      if (!Array.isArray(queues)) throw new InvalidArgumentError("mqlite: queues must be a list");
+      for (const q of queues) requireName(q, "queue");
+      validateGates(options.gates);
+      const input = {
+        queues: [...new Set(queues)],
+        max: clampCount(options.maxMessages, 1, claim.MAX_RECEIVE),
+        gates: options.gates ?? [],
+        capMs: leaseCap(options.lockDurationMs),
+      };
+      const waitMs = claim.waitTime(options.waitMs);
+      const signal = options.signal;
+      const verb = (w: WriteScope, limit: number) =>
+        claim.receiveAny(w, limit < input.max ? { ...input, max: limit } : input);
+      // One queue without gates is a plain claim: one statement.
+      const oneStatement = input.queues.length === 1 && input.gates.length === 0;
+      return longPoll(this.clock, this.waiters, {
+        keys: input.queues,
+        waitMs,
+        signal,
+        claim: () => this.dialect.write((w) => verb(w, input.max), { oneStatement, signal }),
+        take: waitMs > 0 ? this.handOff(verb) : undefined,
+      });
+    });
+  }
+
+  receiveDeferred(queue: string, seqNumbers: number[]): Promise<Message[]> {
+    return this.guard(() => {
+      const seqs = seqNumbers.map(seqNumber);
+      return this.dialect.write((w) => claim.receiveDeferred(w, queue, seqs));
+    });
+  }
+
+  peek(queue: string, options: PeekOptions = {}): Promise<Message[]> {
+    return this.guard(() => {
+      const max = clampCount(options.max, claim.DEFAULT_PEEK, claim.MAX_PEEK);
+      const from = integer(options.fromSeq, "from_seq");
+      const state = options.state;
+      if (state && !MESSAGE_STATES.includes(state)) return Promise.resolve([]);
+      return this.dialect.read(() => claim.peek(queue, state, from, max));
+    });
+  }
 
   // (end of claim)
 

@@ -92,6 +92,11 @@ export interface Effects {
   settled(seqs: readonly number[]): void;
   /** `n` messages of `queue` were completed (the completion counters). */
   completed(queue: string, n: number): void;
+  /**
+   * A claim leased messages until `at` (the earliest of them): the reaper must wake by then. May
+   * act before the commit (a reaper woken for a claim that rolled back finds nothing to do).
+   */
+  leased(at: number): void;
 }
 
 /** What a write verb sees: the transaction's time and where its announcements go. */

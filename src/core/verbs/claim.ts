@@ -1,5 +1,206 @@
+import { NotFoundError } from "../../contract/errors.js";
+import type { ClaimGate } from "../../contract/job-service.js";
+import type { Message, MessageState, ReceiveMode } from "../../contract/types.js";
+import { RECEIVE_BODY_BUDGET } from "../limits.js";
+import { decodeMessages, encodeMessages } from "../message-codec.js";
+import { type MessageRow, peekedMessage } from "../message-row.js";
+import { ask, type Verb, type WriteScope } from "../port.js";
+import type { QueueRow } from "../queue-config.js";
+import { type ClaimGateSession, type GateSession, openGates } from "./claim-gates.js";
+
+export type { ClaimGateSession };
+
+/** At most this many messages per receive. */
+export const MAX_RECEIVE = 256;
+/** A long-poll waits at most this long (ms). */
+export const MAX_WAIT_MS = 20_000;
+/** At most this many messages per peek, and how many when not said. */
+export const MAX_PEEK = 1000;
+export const DEFAULT_PEEK = 32;
+
+/** A long-poll's wait: a whole number of ms from 0 to `MAX_WAIT_MS` (anything else counts as 0). */
+export function waitTime(waitMs: number | undefined): number {
+  return Math.min(Math.max(0, Math.trunc(waitMs ?? 0) || 0), MAX_WAIT_MS);
+}
+
+/** How long a receive attempt's record replays at least (ms). */
+const ATTEMPT_MIN_TTL_MS = 300_000;
+
+/** One claim statement's request. */
+export interface ClaimRequest {
+  /** The queue's row, as `queue` or `queues` answered it. */
+  queue: QueueRow;
+  /** At most this many (0: none, but a dialect caching rows still confirms `queue` is current). */
+  max: number;
+  mode: ReceiveMode;
+  now: number;
+  /** Caps each lease (ms; 0: no cap). */
+  capMs: number;
+  /** Holds back the subjects it excludes, and hears of each claimed subject. */
+  gates?: ClaimGateSession;
+}
+
 /**
- * The statements the claim verbs need (receive, receiveDeferred, receiveAny, peek: claiming with ordering, priority, gates and long-polls).
+ * The statements the claim verbs need (receive, receiveDeferred, receiveAny, peek: claiming with
+ * ordering, priority, gates and long-polls).
  */
-// biome-ignore lint/suspicious/noEmptyInterface: filled in as the verbs move into the core
-export interface ClaimOps {}
+export interface ClaimOps {
+  /** The queue's row, undefined when there is none. */
+  queue(name: string): QueueRow | undefined;
+  /** The rows of several queues, in the order asked (undefined where there is none). */
+  queues(names: readonly string[]): (QueueRow | undefined)[];
+  /**
+   * Serialises this claim with concurrent ones where the dialect needs it (a strict queue's claims,
+   * a gate's counts, a receive attempt); a single-writer dialect needs nothing.
+   */
+  serialize(a: {
+    strict: readonly string[];
+    gates: readonly string[];
+    attempt?: { queue: string; id: string };
+  }): void;
+  /** The recorded answer of a receive attempt still replaying at `now`. */
+  findAttempt(a: { queue: string; id: string; now: number }): string | undefined;
+  /** Records a receive attempt's answer until `expiresAt`. */
+  saveAttempt(a: { queue: string; id: string; response: string; now: number; expiresAt: number }): void;
+  /**
+   * Claims up to `max` messages of the queue in its head-of-line order (ordering mode, priority),
+   * each with its own lock token and lease, stopping after the message whose body (and properties)
+   * crosses `RECEIVE_BODY_BUDGET`. `receive-and-delete` deletes each claimed message (it frees its
+   * line for the next one) and answers it without a lock.
+   */
+  claim(a: ClaimRequest): Message[];
+  /** Locks the given deferred messages of the queue (others are skipped), in the order asked. */
+  claimDeferred(a: { queue: QueueRow; seqs: readonly number[]; now: number }): Message[];
+  /** How many messages with this subject are locked, across every queue. */
+  lockedCount(subject: string): number;
+  /** A gate's stored token bucket. */
+  bucket(key: string): { tokens: number; updatedAt: number } | undefined;
+  /** Stores a gate's token bucket. */
+  saveBucket(a: { key: string; tokens: number; now: number }): void;
+  /** Up to `max` rows of the queue from `from` on in sequence order, of one state or of every state. */
+  peek(a: { queue: string; state?: MessageState; from: number; max: number }): MessageRow[];
+}
+
+/** What a claim across queues found, and when a gate-held subject may become claimable. */
+export interface Claimed {
+  messages: Message[];
+  retryAt: number | undefined;
+}
+
+const QUEUE_NOT_FOUND = "mqlite: queue not found";
+
+/** The reaper must wake by the earliest lease these claims took. */
+function reportLeases(s: WriteScope, claimed: readonly Message[]): void {
+  let earliest = Number.POSITIVE_INFINITY;
+  for (const m of claimed) {
+    if (m.lockToken && m.lockedUntil !== undefined && m.lockedUntil < earliest) earliest = m.lockedUntil;
+  }
+  if (earliest !== Number.POSITIVE_INFINITY) s.effects.leased(earliest);
+}
+
+export interface ReceiveInput {
+  max: number;
+  mode: ReceiveMode;
+  attemptId: string | undefined;
+}
+
+/**
+ * `receive`'s claim: up to `max` messages of one queue. A paused queue yields nothing. A receive
+ * attempt replays its recorded answer, so a retried request never claims twice.
+ */
+export function* receive(s: WriteScope, name: string, r: ReceiveInput): Verb<Message[]> {
+  const q = yield* ask((o) => o.claim.queue(name));
+  if (!q) throw new NotFoundError(QUEUE_NOT_FOUND);
+  const attemptId = r.attemptId;
+  if (attemptId) {
+    const strict = q.ordering_mode === "strict_fifo" ? [q.name] : [];
+    yield* ask((o) => o.claim.serialize({ strict, gates: [], attempt: { queue: q.name, id: attemptId } }));
+    const seen = yield* ask((o) => o.claim.findAttempt({ queue: q.name, id: attemptId, now: s.now }));
+    if (seen !== undefined) return decodeMessages(seen);
+  } else if (q.ordering_mode === "strict_fifo") {
+    yield* ask((o) => o.claim.serialize({ strict: [q.name], gates: [] }));
+  }
+  const max = q.paused ? 0 : r.max;
+  const out = yield* ask((o) => o.claim.claim({ queue: q, max, mode: r.mode, now: s.now, capMs: 0 }));
+  reportLeases(s, out);
+  if (attemptId && out.length > 0) {
+    const response = encodeMessages(out);
+    const expiresAt = s.now + Math.max(q.lock_duration_ms, ATTEMPT_MIN_TTL_MS);
+    yield* ask((o) => o.claim.saveAttempt({ queue: q.name, id: attemptId, response, now: s.now, expiresAt }));
+  }
+  return out;
+}
+
+/** `receive` as a long-poll's claim. */
+export function* receiveClaim(s: WriteScope, name: string, r: ReceiveInput): Verb<Claimed> {
+  return { messages: yield* receive(s, name, r), retryAt: undefined };
+}
+
+export interface ReceiveAnyInput {
+  queues: readonly string[];
+  max: number;
+  gates: readonly ClaimGate[];
+  capMs: number;
+}
+
+/**
+ * `receiveAny`'s claim: up to `max` messages across the queues, in the order given (a missing or
+ * paused queue is skipped). Gates hold back their subjects; the answer says when a held-back one
+ * may become claimable.
+ */
+export function* receiveAny(s: WriteScope, r: ReceiveAnyInput): Verb<Claimed> {
+  const rows = yield* ask((o) => o.claim.queues(r.queues));
+  const gated = r.gates.length > 0;
+  const strict: string[] = [];
+  for (const q of rows) if (q?.ordering_mode === "strict_fifo") strict.push(q.name);
+  if (strict.length > 0 || gated) {
+    const subjects = r.gates.map((g) => g.subject);
+    yield* ask((o) => o.claim.serialize({ strict, gates: subjects }));
+  }
+  const session: GateSession | undefined = gated ? yield* openGates(r.gates, s.now) : undefined;
+  const messages: Message[] = [];
+  for (const [k, q] of rows.entries()) {
+    if (!q) continue;
+    const max = q.paused ? 0 : r.max - messages.length;
+    const got = yield* ask((o) =>
+      o.claim.claim({ queue: q, max, mode: "peek-lock", now: s.now, capMs: r.capMs, gates: session }),
+    );
+    const name = r.queues[k]!;
+    for (const m of got) {
+      m.queue = name;
+      messages.push(m);
+    }
+    if (messages.length >= r.max) break;
+  }
+  reportLeases(s, messages);
+  if (session) yield* session.finish();
+  return { messages, retryAt: session?.retryAt() };
+}
+
+/** `receiveDeferred`: locks the given deferred messages (others are skipped). */
+export function* receiveDeferred(s: WriteScope, name: string, seqs: readonly number[]): Verb<Message[]> {
+  const q = yield* ask((o) => o.claim.queue(name));
+  if (!q) throw new NotFoundError(QUEUE_NOT_FOUND);
+  const out =
+    seqs.length === 0 ? [] : yield* ask((o) => o.claim.claimDeferred({ queue: q, seqs, now: s.now }));
+  reportLeases(s, out);
+  return out;
+}
+
+/** `peek`: the rows in sequence order, every field but the lock token, within the answer's budget. */
+export function* peek(
+  queue: string,
+  state: MessageState | undefined,
+  from: number,
+  max: number,
+): Verb<Message[]> {
+  const rows = yield* ask((o) => o.claim.peek({ queue, state, from, max }));
+  const out: Message[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    out.push(peekedMessage(row));
+    bytes += row.body.length + (row.properties?.length ?? 0);
+    if (bytes >= RECEIVE_BODY_BUDGET) break;
+  }
+  return out;
+}

@@ -1,18 +1,18 @@
 import { createHash } from "node:crypto";
-import type { Message, ReceiveMode } from "../../contract/types.js";
+import { MESSAGE_STATES, type Message, type MessageState } from "../../contract/types.js";
 import { leaseDuration } from "../../core/lease.js";
 import { RECEIVE_BODY_BUDGET } from "../../core/limits.js";
-import { decodeMessages, encodeMessages } from "../../core/message-codec.js";
-import { deliveredMessage, type MessageRow } from "../../core/message-row.js";
+import { deliveredMessage, type MessageRow, PEEK_COLUMNS } from "../../core/message-row.js";
+import type { Async } from "../../core/port.js";
+import type { QueueRow } from "../../core/queue-config.js";
 import { newLockToken } from "../../core/tokens.js";
+import type { ClaimOps, ClaimRequest } from "../../core/verbs/claim.js";
 import { DELIVERY_COLUMNS } from "./columns.js";
 import type { Conn } from "./db.js";
-import type { GateSession } from "./gates.js";
 import { lockAll, xactLockKey } from "./locks.js";
-import type { PgQueueRow } from "./queue-registry.js";
-
-/** How long a receive attempt's record replays at least (ms). */
-const ATTEMPT_MIN_TTL_MS = 300_000;
+import { pgName } from "./names.js";
+import type { PgQueueRegistry, PgQueueRow } from "./queue-registry.js";
+import { Rerun } from "./rerun.js";
 
 const RETURNED = DELIVERY_COLUMNS.split(", ")
   .map((c) => `messages.${c}`)
@@ -61,7 +61,8 @@ const claimable =
 const claimBatchSql = (guard: string) => `
   WITH g AS (SELECT 1 FROM queues WHERE name = $1 AND version = $6${guard}),
   c AS (
-    SELECT m.id, m.priority, octet_length(m.body) AS len FROM messages m
+    SELECT m.id, m.priority, octet_length(m.body) + coalesce(octet_length(m.properties), 0) AS len
+    FROM messages m
     WHERE EXISTS (SELECT 1 FROM g) AND ${claimable} AND ${groupRule}
     ORDER BY m.priority DESC, m.id
     LIMIT $3
@@ -111,6 +112,22 @@ const CLAIM_ONE_GROUPED = claimOneSql(groupRule, "m.priority DESC, m.id", true);
 // redrive), and hold the queue's lock, so they wait for a row being settled instead of skipping it.
 const CLAIM_ONE_STRICT = claimOneSql(strictRule, "m.id", false);
 
+/** One claim per state, merged: each an index range whatever the queue holds. */
+const PEEK_ALL = `
+  SELECT * FROM (
+    ${MESSAGE_STATES.map(
+      (s) =>
+        `(SELECT ${PEEK_COLUMNS} FROM messages WHERE queue = $1 AND state = '${s}' AND id >= $2 ORDER BY id LIMIT $3)`,
+    ).join(" UNION ALL ")}
+  ) t ORDER BY id LIMIT $3`;
+const PEEK_STATE = `SELECT ${PEEK_COLUMNS} FROM messages WHERE queue = $1 AND state = $4 AND id >= $2 ORDER BY id LIMIT $3`;
+
+const COUNT_LOCKED = "SELECT count(*)::int AS n FROM messages WHERE state = 'locked' AND subject = $1";
+const READ_BUCKET = "SELECT tokens, updated_at FROM rate_limits WHERE key = $1";
+const WRITE_BUCKET = `
+  INSERT INTO rate_limits (key, tokens, updated_at) VALUES ($1, $2, $3)
+  ON CONFLICT (key) DO UPDATE SET tokens = excluded.tokens, updated_at = excluded.updated_at`;
+
 const DELETE_CLAIMED = "DELETE FROM messages WHERE id = $1 AND lock_token = $2";
 
 const FIND_ATTEMPT =
@@ -133,115 +150,170 @@ function attemptKey(id: string): string {
   return id.length > 512 ? `sha256:${createHash("sha256").update(id).digest("hex")}` : id;
 }
 
-/** Claims, receive-and-delete, receive attempts and receive-deferred on PostgreSQL. */
-export class PgClaimer {
-  constructor(private readonly schema: string) {}
+/** What the claim statements of every connection share. */
+export interface PgClaimShared {
+  /** The schema (advisory lock keys are derived from it). */
+  schema: string;
+  /** The node's cache of queue rows. */
+  queues: PgQueueRegistry;
+}
+
+/**
+ * The claim statements on one PostgreSQL connection. `alone`: the verb runs without a transaction
+ * (one autocommit statement): queue rows come from the node's cache, re-checked by the claim
+ * statement's version guard, and a claim that needs a transaction (a strict queue's lock, the
+ * loop of single claims) or found its cached row stale asks to be run again (`Rerun`).
+ */
+export class PgClaimOps implements Async<ClaimOps> {
+  constructor(
+    private readonly c: Conn,
+    private readonly shared: PgClaimShared,
+    private readonly alone: boolean,
+  ) {}
+
+  async queue(name: string): Promise<QueueRow | undefined> {
+    const n = pgName(name);
+    return (this.alone ? this.shared.queues.cached(n) : undefined) ?? this.shared.queues.get(this.c, n);
+  }
+
+  async queues(names: readonly string[]): Promise<(QueueRow | undefined)[]> {
+    if (this.alone && names.length === 1) return [await this.queue(names[0]!)];
+    const mapped = names.map(pgName);
+    const rows = await this.shared.queues.getMany(this.c, mapped);
+    return mapped.map((n) => rows.get(n));
+  }
+
+  async serialize(a: {
+    strict: readonly string[];
+    gates: readonly string[];
+    attempt?: { queue: string; id: string };
+  }): Promise<void> {
+    const { schema } = this.shared;
+    const keys = a.strict.map((q) => xactLockKey(schema, "queue", q));
+    for (const g of a.gates) keys.push(xactLockKey(schema, "gate", g));
+    if (a.attempt) keys.push(xactLockKey(schema, "attempt", a.attempt.queue, a.attempt.id));
+    if (keys.length === 0) return;
+    if (this.alone) throw new Rerun(true);
+    await lockAll(this.c, keys);
+  }
+
+  async findAttempt(a: { queue: string; id: string; now: number }): Promise<string | undefined> {
+    const [seen] = await this.c.q<{ response: string }>(FIND_ATTEMPT, [a.queue, attemptKey(a.id), a.now]);
+    return seen?.response;
+  }
+
+  async saveAttempt(a: {
+    queue: string;
+    id: string;
+    response: string;
+    now: number;
+    expiresAt: number;
+  }): Promise<void> {
+    await this.c.q(SAVE_ATTEMPT, [a.queue, attemptKey(a.id), a.response, a.now, a.expiresAt]);
+  }
 
   /**
-   * The one-statement peek-lock batch for a standard or group_fifo queue, guarded by the cached
-   * row's version. `fresh: false` means the cached row is stale and nothing was claimed. `alone`:
-   * the statement is its whole transaction (autocommit), which then does not wait for its flush.
+   * A peek-lock claim of a standard or group_fifo queue without gates is one statement (alone, it
+   * commits without waiting for its flush). Strict queues (under the queue's lock, taken by
+   * `serialize`), receive-and-delete (a deleted head frees its line within the batch) and gated
+   * claims loop over single claims.
    */
-  async claimBatch(
-    c: Conn,
+  async claim(a: ClaimRequest): Promise<Message[]> {
+    const q = a.queue as PgQueueRow;
+    const strict = q.ordering_mode === "strict_fifo";
+    const batch = !strict && a.mode === "peek-lock" && !a.gates;
+    if (this.alone) {
+      if (!batch) throw new Rerun(true);
+      const r = await this.claimBatch(q, a.max, a.now, a.capMs, true);
+      if (r.fresh) return r.messages;
+      this.shared.queues.forget(q.name);
+      throw new Rerun(false);
+    }
+    if (a.max === 0) return [];
+    // The row was read in this transaction, so its version is current.
+    if (batch) return (await this.claimBatch(q, a.max, a.now, a.capMs, false)).messages;
+    const sql = strict ? CLAIM_ONE_STRICT : CLAIM_ONE_GROUPED;
+    const out: Message[] = [];
+    let bytes = 0;
+    while (out.length < a.max && bytes < RECEIVE_BODY_BUDGET) {
+      const token = newLockToken();
+      const [row] = await this.c.q<MessageRow>(sql, [
+        q.name,
+        a.now,
+        q.lock_duration_ms,
+        token,
+        a.gates?.excluded() ?? [],
+        a.capMs,
+      ]);
+      if (!row) break;
+      a.gates?.claimed(row.subject);
+      if (a.mode === "receive-and-delete") {
+        await this.c.q(DELETE_CLAIMED, [row.id, token]);
+        out.push(deliveredMessage(row, false));
+      } else {
+        out.push(deliveredMessage(row));
+      }
+      bytes += row.body.length + (row.properties?.length ?? 0);
+    }
+    return out;
+  }
+
+  /**
+   * The one-statement peek-lock batch, guarded by the row's version: `fresh: false` means the
+   * (cached) row is stale and nothing was claimed. `alone`: the statement is its whole transaction,
+   * which then does not wait for its flush.
+   */
+  private async claimBatch(
     q: PgQueueRow,
     max: number,
     now: number,
-    leaseCapMs = 0,
-    alone = false,
+    capMs: number,
+    alone: boolean,
   ): Promise<{ fresh: boolean; messages: Message[] }> {
-    if (q.paused) return { fresh: await this.isFresh(c, q), messages: [] };
     const tokens = Array.from({ length: max }, newLockToken);
-    const rows = await c.q<MessageRow & { fresh: number }>(alone ? CLAIM_BATCH_RELAXED : CLAIM_BATCH, [
+    const rows = await this.c.q<MessageRow & { fresh: number }>(alone ? CLAIM_BATCH_RELAXED : CLAIM_BATCH, [
       q.name,
       now,
       max,
       q.lock_duration_ms,
       tokens,
       q.version,
-      leaseCapMs,
+      capMs,
     ]);
     const fresh = (rows[0]?.fresh ?? 0) > 0;
     return { fresh, messages: rows.filter((r) => r.id !== null).map((r) => deliveredMessage(r)) };
   }
 
-  private async isFresh(c: Conn, q: PgQueueRow): Promise<boolean> {
-    return (
-      (await c.q("SELECT 1 FROM queues WHERE name = $1 AND version = $2", [q.name, q.version])).length > 0
-    );
-  }
-
-  /**
-   * The general claim inside a transaction: strict queues (under the queue's lock),
-   * receive-and-delete (a deleted head frees its line within the batch, as on SQLite), and receive
-   * attempts (under the attempt's lock, so a retry replays instead of claiming again).
-   */
-  async claimTx(
-    c: Conn,
-    q: PgQueueRow,
-    max: number,
-    mode: ReceiveMode,
-    now: number,
-    attemptId?: string,
-    gates?: GateSession,
-    leaseCapMs = 0,
-  ): Promise<Message[]> {
-    const strict = q.ordering_mode === "strict_fifo";
-    const keys: bigint[] = [];
-    if (strict) keys.push(xactLockKey(this.schema, "queue", q.name));
-    if (attemptId) keys.push(xactLockKey(this.schema, "attempt", q.name, attemptId));
-    await lockAll(c, keys);
-    if (attemptId) {
-      const [seen] = await c.q<{ response: string }>(FIND_ATTEMPT, [q.name, attemptKey(attemptId), now]);
-      if (seen) return decodeMessages(seen.response);
-    }
-    if (q.paused) return [];
-    let out: Message[] = [];
-    if (!strict && mode === "peek-lock" && !gates) {
-      // The caller read `q` in this transaction, so its version is current.
-      out = (await this.claimBatch(c, q, max, now, leaseCapMs)).messages;
-    } else {
-      const sql = strict ? CLAIM_ONE_STRICT : CLAIM_ONE_GROUPED;
-      let bytes = 0;
-      while (out.length < max && bytes < RECEIVE_BODY_BUDGET) {
-        const token = newLockToken();
-        const [row] = await c.q<MessageRow>(sql, [
-          q.name,
-          now,
-          q.lock_duration_ms,
-          token,
-          gates?.excluded() ?? [],
-          leaseCapMs,
-        ]);
-        if (!row) break;
-        gates?.claimed(row.subject);
-        if (mode === "receive-and-delete") {
-          await c.q(DELETE_CLAIMED, [row.id, token]);
-          out.push(deliveredMessage(row, false));
-        } else {
-          out.push(deliveredMessage(row));
-        }
-        bytes += row.body.length;
-      }
-    }
-    if (attemptId && out.length > 0) {
-      const ttl = Math.max(q.lock_duration_ms, ATTEMPT_MIN_TTL_MS);
-      await c.q(SAVE_ATTEMPT, [q.name, attemptKey(attemptId), encodeMessages(out), now, now + ttl]);
-    }
-    return out;
-  }
-
-  /** Locks the given deferred messages (others are skipped), in the order asked. */
-  async claimDeferred(c: Conn, q: PgQueueRow, seqs: number[], now: number): Promise<Message[]> {
-    const unique = [...new Set(seqs)];
+  async claimDeferred(a: { queue: QueueRow; seqs: readonly number[]; now: number }): Promise<Message[]> {
+    const unique = [...new Set(a.seqs)];
     if (unique.length === 0) return [];
-    const rows = await c.q<MessageRow & { ord: number }>(CLAIM_DEFERRED, [
+    const rows = await this.c.q<MessageRow & { ord: number }>(CLAIM_DEFERRED, [
       unique,
-      q.name,
-      q.lock_duration_ms,
+      a.queue.name,
+      a.queue.lock_duration_ms,
       unique.map(() => newLockToken()),
-      now,
+      a.now,
     ]);
-    return rows.sort((a, b) => a.ord - b.ord).map((r) => deliveredMessage(r));
+    return rows.sort((x, y) => x.ord - y.ord).map((r) => deliveredMessage(r));
+  }
+
+  async lockedCount(subject: string): Promise<number> {
+    return (await this.c.q<{ n: number }>(COUNT_LOCKED, [subject]))[0]?.n ?? 0;
+  }
+
+  async bucket(key: string): Promise<{ tokens: number; updatedAt: number } | undefined> {
+    const [row] = await this.c.q<{ tokens: number; updated_at: number }>(READ_BUCKET, [key]);
+    return row && { tokens: row.tokens, updatedAt: row.updated_at };
+  }
+
+  async saveBucket(a: { key: string; tokens: number; now: number }): Promise<void> {
+    await this.c.q(WRITE_BUCKET, [a.key, a.tokens, a.now]);
+  }
+
+  async peek(a: { queue: string; state?: MessageState; from: number; max: number }): Promise<MessageRow[]> {
+    const queue = pgName(a.queue);
+    return a.state
+      ? this.c.q<MessageRow>(PEEK_STATE, [queue, a.from, a.max, a.state])
+      : this.c.q<MessageRow>(PEEK_ALL, [queue, a.from, a.max]);
   }
 }

@@ -1,5 +1,4 @@
 import type { Async, Ops } from "../../core/port.js";
-import type { ClaimOps } from "../../core/verbs/claim.js";
 import type { FlowOps } from "../../core/verbs/flows.js";
 import type { MaintenanceOps } from "../../core/verbs/maintenance.js";
 import type { QueueOps } from "../../core/verbs/queues.js";
@@ -7,6 +6,7 @@ import type { RecordOps } from "../../core/verbs/records.js";
 import type { SendOps } from "../../core/verbs/send.js";
 import type { TopicOps } from "../../core/verbs/topics.js";
 
+import { PgClaimOps, type PgClaimShared } from "./claim.js";
 import type { Conn } from "./db.js";
 import { PgSettleOps } from "./settle.js";
 
@@ -15,16 +15,22 @@ type PgOps = { [K in keyof Ops]: Async<Ops[K]> };
 /** The port's statements on one connection (the transaction a verb runs in), made as first asked. */
 class ConnectionOps implements PgOps {
   private settleOps: PgSettleOps | undefined;
+  private claimOps: PgClaimOps | undefined;
 
-  constructor(private readonly c: Conn) {}
+  constructor(
+    private readonly c: Conn,
+    private readonly shared: PgShared,
+    private readonly alone: boolean,
+  ) {}
 
   get settle(): PgSettleOps {
     this.settleOps ??= new PgSettleOps(this.c);
     return this.settleOps;
   }
 
-  get claim(): Async<ClaimOps> {
-    return {};
+  get claim(): PgClaimOps {
+    this.claimOps ??= new PgClaimOps(this.c, this.shared, this.alone);
+    return this.claimOps;
   }
 
   get send(): Async<SendOps> {
@@ -52,6 +58,10 @@ class ConnectionOps implements PgOps {
   }
 }
 
-export function pgOps(c: Conn): PgOps {
-  return new ConnectionOps(c);
+/** What the ops of every connection share (the node's caches, the schema). */
+export type PgShared = PgClaimShared;
+
+/** The ops on `c`; `alone`: the verb runs as one autocommit statement, not in a transaction. */
+export function pgOps(c: Conn, shared: PgShared, alone = false): PgOps {
+  return new ConnectionOps(c, shared, alone);
 }

@@ -26,7 +26,6 @@ import type {
   MetricKind,
   MetricPoint,
   MetricsQuery,
-  ReceiveAnyOptions,
   WorkerInfo,
   WorkerRecord,
 } from "../../contract/job-service.js";
@@ -50,21 +49,17 @@ import type {
   FilterSample,
   Message,
   OutgoingMessage,
-  PeekOptions,
   PurgeOptions,
   QueueConfig,
   QueueInfo,
   QueueStats,
   Readiness,
-  ReceiveMode,
-  ReceiveOptions,
   RedriveOptions,
   SendOptions,
   SubscribeOptions,
   SubscriptionInfo,
   TestFilterResult,
 } from "../../contract/types.js";
-import { MESSAGE_STATES } from "../../contract/types.js";
 import type { Clock } from "../../core/clock.js";
 import { systemClock } from "../../core/clock.js";
 import { CoreBroker } from "../../core/core-broker.js";
@@ -86,12 +81,9 @@ import {
   prepareFlow,
   waitingNodes,
 } from "../../core/flow-input.js";
-import { validateGates } from "../../core/gates.js";
-import { leaseCap } from "../../core/lease.js";
-import { DEFAULT_WORKER_STALE_MS, RECEIVE_BODY_BUDGET } from "../../core/limits.js";
+import { DEFAULT_WORKER_STALE_MS } from "../../core/limits.js";
 import { Loops, type MaintenanceStep } from "../../core/loops.js";
 import { emptyResult, type MaintenanceResult } from "../../core/maintenance-result.js";
-import { type MessageRow, peekedMessage } from "../../core/message-row.js";
 import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../../core/metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
@@ -101,7 +93,6 @@ import { awaitSettled } from "../../core/settled-waits.js";
 import { taskSpec } from "../../core/subscription-rows.js";
 import { type DeliveryCount, topicBacklog } from "../../core/topic-stats.js";
 import {
-  clampCount,
   integer,
   nonNegative,
   nonNegativeDuration,
@@ -109,16 +100,12 @@ import {
   seqNumber,
   seqNumberList,
 } from "../../core/validate.js";
-import { waitAny } from "../../core/wait-any.js";
 import { Waiters } from "../../core/waiters.js";
 import { VERSION } from "../../version.js";
-import { PgClaimer } from "./claim.js";
-import { PEEK_COLUMNS } from "./columns.js";
 import { type Conn, Db } from "./db.js";
 import { PgDebounceWindows } from "./debounce-windows.js";
 import { PgDependencies } from "./dependencies.js";
 import { PgEventLog } from "./event-log.js";
-import { PgGates } from "./gates.js";
 import { PgInserter, payloadsOf, type SendOutcome } from "./insert.js";
 import { PgJobMetrics } from "./job-metrics.js";
 import { lockAll, xactLockKey } from "./locks.js";
@@ -128,7 +115,7 @@ import { migrate } from "./migrate.js";
 import { PG_SCHEMA_VERSION } from "./migrations/index.js";
 import { pgName } from "./names.js";
 import { channelOf, NOTIFY, PgNode } from "./node.js";
-import { pgOps } from "./ops.js";
+import { type PgShared, pgOps } from "./ops.js";
 import {
   DEFAULT_SCHEMA,
   type PostgresBrokerOptions,
@@ -137,18 +124,16 @@ import {
   requireSynchronousCommit,
   splitSchemaParam,
 } from "./options.js";
-import { PgQueueRegistry, type PgQueueRow } from "./queue-registry.js";
+import { PgQueueRegistry } from "./queue-registry.js";
 import { pgReadiness } from "./readiness.js";
 import { PgNamedLocks, PgRecords, PgWorkers } from "./records.js";
+import { Rerun } from "./rerun.js";
 import { PgSettleOps } from "./settle.js";
 import { PgSubscriptions } from "./subscriptions.js";
 import { PgTopicLog } from "./topic-log.js";
 
 const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
-const MAX_RECEIVE = 256;
 const MAX_WAIT_MS = 20_000;
-const MAX_PEEK = 1000;
-const DEFAULT_PEEK = 32;
 /**
  * `awaitSettled` re-checks at least this often: settlements on this node wake it at once, those of
  * other nodes (and the leader's reaper and TTL sweep) are seen at the next re-check.
@@ -169,16 +154,6 @@ export interface PgTransaction {
     options?: SendOptions,
   ): Promise<number[]>;
 }
-
-/** One claim per state, merged: each an index range whatever the queue holds. */
-const PEEK_ALL = `
-  SELECT * FROM (
-    ${MESSAGE_STATES.map(
-      (s) =>
-        `(SELECT ${PEEK_COLUMNS} FROM messages WHERE queue = $1 AND state = '${s}' AND id >= $2 ORDER BY id LIMIT $3)`,
-    ).join(" UNION ALL ")}
-  ) t ORDER BY id LIMIT $3`;
-const PEEK_STATE = `SELECT ${PEEK_COLUMNS} FROM messages WHERE queue = $1 AND state = $4 AND id >= $2 ORDER BY id LIMIT $3`;
 
 /** A queue's kept counts (migration 4): the folded ones plus the deltas not folded yet, in one snapshot. */
 const STATS = `
@@ -217,21 +192,24 @@ export class PostgresBroker extends CoreBroker implements Broker {
   private readonly queues = new PgQueueRegistry();
   private readonly subscriptions: PgSubscriptions;
   private readonly inserter: PgInserter;
-  private readonly claimer: PgClaimer;
   protected readonly dialect: Dialect = {
     write: (verb, options) => {
-      const run = (c: Conn, now: number) => runAsync(verb({ now, effects: this.effectsOf(c) }), pgOps(c));
-      return options?.oneStatement ? this.one(run, options.signal) : this.write(run, options?.signal);
+      const run = (alone: boolean) => (c: Conn, now: number) =>
+        runAsync(verb({ now, effects: this.effectsOf(c) }), pgOps(c, this.shared, alone));
+      return options?.oneStatement
+        ? this.alone(run, options.signal)
+        : this.write(run(false), options?.signal);
     },
-    read: (verb) => this.read((c) => runAsync(verb(this.clock.now()), pgOps(c))),
+    read: (verb) => this.read((c) => runAsync(verb(this.clock.now()), pgOps(c, this.shared))),
   };
+  /** What the ops of every connection share. */
+  private readonly shared: PgShared;
   private readonly maintenance: PgMaintenance;
-  private readonly waiters: Waiters;
+  protected readonly waiters: Waiters<Message>;
   /** Wake-ups of `awaitSettled`, keyed by sequence number. */
   private readonly settledWaiters: Waiters;
   private readonly records = new PgRecords();
   private readonly topicLog = new PgTopicLog();
-  private readonly gates = new PgGates();
   private readonly workers = new PgWorkers();
   private readonly namedLocks = new PgNamedLocks();
   private readonly loops: Loops;
@@ -267,9 +245,9 @@ export class PostgresBroker extends CoreBroker implements Broker {
     });
     this.subscriptions = new PgSubscriptions(this.queues, (source) => compileFilter(source, this.logger));
     this.inserter = new PgInserter(this.schema, this.queues, this.subscriptions, this.logger);
-    this.claimer = new PgClaimer(this.schema);
+    this.shared = { schema: this.schema, queues: this.queues };
     this.maintenance = new PgMaintenance(this.schema);
-    this.waiters = new Waiters(() => {
+    this.waiters = new Waiters<Message>(() => {
       const missed = this.missedNotifications;
       this.missedNotifications = false;
       return missed;
@@ -382,6 +360,8 @@ export class PostgresBroker extends CoreBroker implements Broker {
       scheduled: (at) => this.wakeLocal(c, { activated: [], scheduledFor: [at] }),
       settled: (seqs) => this.notifySettled(c, [...seqs]),
       completed: (queue, n) => this.countCompleted(c, queue, n),
+      // The leader's reaper arms from what its reaps see (leases of every node).
+      leased: () => {},
     };
   }
 
@@ -406,6 +386,31 @@ export class PostgresBroker extends CoreBroker implements Broker {
   private write<T>(fn: (c: Conn, now: number) => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (this.closing) return Promise.reject(new ClosedError());
     return this.db.tx((c) => fn(c, this.clock.now()), signal);
+  }
+
+  /**
+   * Runs a verb as one autocommit statement; again (with a fresh queue row) when its cached one was
+   * stale, and in a transaction when it asks for one or stays stale.
+   */
+  private async alone<T>(
+    run: (alone: boolean) => (c: Conn, now: number) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    const once = run(true);
+    const attempt = async (c: Conn, now: number): Promise<T | Rerun> => {
+      try {
+        return await once(c, now);
+      } catch (err) {
+        if (err instanceof Rerun) return err;
+        throw err;
+      }
+    };
+    for (let i = 0; i < 3; i++) {
+      const out = await this.one(attempt, signal);
+      if (!(out instanceof Rerun)) return out;
+      if (out.inTransaction) break;
+    }
+    return this.write(run(false), signal);
   }
 
   private one<T>(fn: (c: Conn, now: number) => Promise<T>, signal?: AbortSignal): Promise<T> {
@@ -590,76 +595,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
 
   // --- receiving and settling -------------------------------------------------------------------
 
-  async receive(queue: string, options: ReceiveOptions = {}): Promise<Message[]> {
-    queue = pgName(queue);
-    const max = clampCount(options.maxMessages, 1, MAX_RECEIVE);
-    const wait = Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS);
-    const mode = options.mode ?? "peek-lock";
-    if (mode !== "peek-lock" && mode !== "receive-and-delete") {
-      throw new InvalidArgumentError(`mqlite: unknown receive mode "${mode}"`);
-    }
-    const attemptId = options.attemptId || undefined;
-    const signal = options.signal;
-    const claim = () => this.claim(queue, max, mode, attemptId, signal);
-    const deadline = this.clock.now() + wait;
-    for (;;) {
-      const got = await claim();
-      if (got.length > 0 || wait === 0) return got;
-      const now = this.clock.now();
-      if (now >= deadline || signal?.aborted) return [];
-      const waiter = this.waiters.wait(queue, deadline, now, signal);
-      // A close while the second claim runs rejects the waiter before anyone awaits it.
-      waiter.woken.catch(() => {});
-      const again = await claim().catch((err) => {
-        waiter.cancel();
-        throw err;
-      });
-      if (again.length > 0) {
-        waiter.cancel();
-        return again;
-      }
-      if (!(await waiter.woken)) return [];
-    }
-  }
-
-  /**
-   * A plain peek-lock receive on a standard or group_fifo queue is one statement, guarded by the
-   * cached queue row's version (re-read when stale); everything else is a transaction.
-   */
-  private async claim(
-    queue: string,
-    max: number,
-    mode: ReceiveMode,
-    attemptId: string | undefined,
-    signal: AbortSignal | undefined,
-  ): Promise<Message[]> {
-    if (mode === "peek-lock" && !attemptId) {
-      let q: PgQueueRow | undefined = this.queues.cached(queue);
-      for (let i = 0; i < 3; i++) {
-        if (!q) q = await this.read((c) => this.queues.require(c, queue));
-        if (q.ordering_mode === "strict_fifo") break;
-        const row = q;
-        const r = await this.one((c, now) => this.claimer.claimBatch(c, row, max, now, 0, true), signal);
-        if (r.fresh) return r.messages;
-        this.queues.forget(queue);
-        q = undefined;
-      }
-    }
-    return this.write(
-      async (c, now) =>
-        this.claimer.claimTx(c, await this.queues.require(c, queue), max, mode, now, attemptId),
-      signal,
-    );
-  }
-
-  async receiveDeferred(queue: string, seqNumbers: number[]): Promise<Message[]> {
-    queue = pgName(queue);
-    const seqs = seqNumbers.map(seqNumber);
-    return this.write(async (c, now) =>
-      this.claimer.claimDeferred(c, await this.queues.require(c, queue), seqs, now),
-    );
-  }
-
   /** Wakes this node's `awaitSettled` for these messages once the transaction commits. */
   private notifySettled(c: Conn, seqs: number[]): void {
     if (seqs.length === 0) return;
@@ -674,26 +609,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
   }
 
   // --- inspecting and the dead-letter queue -----------------------------------------------------
-
-  async peek(queue: string, options: PeekOptions = {}): Promise<Message[]> {
-    queue = pgName(queue);
-    const max = clampCount(options.max, DEFAULT_PEEK, MAX_PEEK);
-    const from = integer(options.fromSeq, "from_seq");
-    if (options.state && !MESSAGE_STATES.includes(options.state)) return [];
-    const rows = await this.read((c) =>
-      options.state
-        ? c.q<MessageRow>(PEEK_STATE, [queue, from, max, options.state])
-        : c.q<MessageRow>(PEEK_ALL, [queue, from, max]),
-    );
-    const out: Message[] = [];
-    let bytes = 0;
-    for (const row of rows) {
-      out.push(peekedMessage(row));
-      bytes += row.body.length;
-      if (bytes >= RECEIVE_BODY_BUDGET) break;
-    }
-    return out;
-  }
 
   async redrive(queue: string, options: RedriveOptions = {}): Promise<number> {
     queue = pgName(queue);
@@ -956,96 +871,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
       await this.queues.setPaused(c, name, false, now);
       this.wakeLocal(c, { activated: [name], scheduledFor: [] });
     });
-  }
-
-  async receiveAny(queues: string[], options: ReceiveAnyOptions = {}): Promise<Message[]> {
-    if (!Array.isArray(queues)) throw new InvalidArgumentError("mqlite: queues must be a list");
-    for (const q of queues) requireName(q, "queue");
-    validateGates(options.gates);
-    const leaseCapMs = leaseCap(options.lockDurationMs);
-    const names = [...new Set(queues)];
-    const max = clampCount(options.maxMessages, 1, MAX_RECEIVE);
-    const wait = Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS);
-    const gates = options.gates ?? [];
-    const signal = options.signal;
-    const deadline = this.clock.now() + wait;
-    for (;;) {
-      const first = await this.claimAny(names, max, gates, leaseCapMs, signal);
-      if (first.messages.length > 0 || wait === 0) return first.messages;
-      const now = this.clock.now();
-      if (now >= deadline || signal?.aborted) return [];
-      const until = Math.min(deadline, first.retryAt ?? deadline);
-      const waiter = waitAny(this.waiters, names, until, now, signal);
-      waiter.woken.catch(() => {});
-      let again: { messages: Message[]; retryAt: number | undefined };
-      try {
-        again = await this.claimAny(names, max, gates, leaseCapMs, signal);
-      } catch (err) {
-        waiter.cancel();
-        throw err;
-      }
-      if (again.messages.length > 0) {
-        waiter.cancel();
-        return again.messages;
-      }
-      await waiter.woken;
-      if (signal?.aborted) return [];
-    }
-  }
-
-  /**
-   * One queue without gates, whose row is cached and not strict: one statement guarded by the cached
-   * row's version (as a plain receive). Otherwise one claim transaction across the queues (in the
-   * order given), under the gates' locks.
-   */
-  private async claimAny(
-    names: string[],
-    max: number,
-    gates: NonNullable<ReceiveAnyOptions["gates"]>,
-    leaseCapMs: number,
-    signal: AbortSignal | undefined,
-  ): Promise<{ messages: Message[]; retryAt: number | undefined }> {
-    const only = names.length === 1 && gates.length === 0 ? this.queues.cached(names[0]!) : undefined;
-    if (only && only.ordering_mode !== "strict_fifo") {
-      const r = await this.one(
-        (c, now) => this.claimer.claimBatch(c, only, max, now, leaseCapMs, true),
-        signal,
-      );
-      if (r.fresh) {
-        for (const m of r.messages) m.queue = only.name;
-        return { messages: r.messages, retryAt: undefined };
-      }
-      this.queues.forget(only.name);
-    }
-    return this.write(async (c, now) => {
-      const rows = await this.queues.getMany(c, names);
-      const keys = gates.map((g) => xactLockKey(this.schema, "gate", g.subject));
-      for (const q of rows.values()) {
-        if (q.ordering_mode === "strict_fifo") keys.push(xactLockKey(this.schema, "queue", q.name));
-      }
-      await lockAll(c, keys);
-      const session = gates.length > 0 ? await this.gates.open(c, gates, now) : undefined;
-      const messages: Message[] = [];
-      for (const name of names) {
-        const q = rows.get(name);
-        if (!q) continue;
-        const got = await this.claimer.claimTx(
-          c,
-          q,
-          max - messages.length,
-          "peek-lock",
-          now,
-          undefined,
-          session,
-          leaseCapMs,
-        );
-        for (const m of got) m.queue = name;
-        messages.push(...got);
-        if (messages.length >= max) break;
-      }
-      await session?.finish();
-      return { messages, retryAt: session?.retryAt() };
-    }, signal);
   }
 
   async cancelMessage(

@@ -1,15 +1,19 @@
 import type { Statement } from "better-sqlite3";
-import type { Message, ReceiveMode } from "../../contract/types.js";
+import { MESSAGE_STATES, type Message, type MessageState } from "../../contract/types.js";
 import { leaseDuration } from "../../core/lease.js";
 import { RECEIVE_BODY_BUDGET } from "../../core/limits.js";
-import { decodeMessages, encodeMessages } from "../../core/message-codec.js";
-import { DELIVERY_COLUMNS, deliveredMessage, deliveryRow } from "../../core/message-row.js";
+import {
+  DELIVERY_COLUMNS,
+  deliveredMessage,
+  deliveryRow,
+  type MessageRow,
+  PEEK_COLUMNS,
+} from "../../core/message-row.js";
 import type { QueueRow } from "../../core/queue-config.js";
 import { newLockToken } from "../../core/tokens.js";
+import type { ClaimOps, ClaimRequest } from "../../core/verbs/claim.js";
 import type { SqliteDatabase } from "./database.js";
-
-/** How long a receive attempt's record replays at least (ms). */
-const ATTEMPT_MIN_TTL_MS = 300_000;
+import type { QueueRegistry } from "./queue-registry.js";
 
 /** An earlier in-flight row in the same line blocks the candidate `m` (one probe per state, each an index seek). */
 const blockedBy = (sameLine: string, state: string) =>
@@ -91,32 +95,27 @@ export const UNPRIORITIZED_CLAIM_SQL = {
 const HAS_PRIORITIZED = `SELECT 1 FROM messages INDEXED BY idx_msg_claim_priority
   WHERE queue = ? AND state = 'active' AND priority <> 0 LIMIT 1`;
 
-/** Where `Claimer` keeps the claim statement of each combination. */
+/** Where `SqliteClaimOps` keeps the claim statement of each combination. */
 const claimIndex = (strict: boolean, gated: boolean, prioritized: boolean): number =>
   (strict ? 4 : 0) + (gated ? 2 : 0) + (prioritized ? 1 : 0);
 
-/** Per-claim gate bookkeeping (see claim-gates.ts): which subjects to hold back, and what was taken. */
-export interface ClaimGateSession {
-  /** The subjects held back now, as a JSON array, or undefined when none is. */
-  excluded(): string | undefined;
-  /** Called for every message claimed. */
-  claimed(subject: string | null): void;
-}
-
-/** Claims, receive-and-delete, receive attempts and receive-deferred. */
-export class Claimer {
+/** The claim statements on SQLite: prepared once, synchronous, inside the verb's transaction. */
+export class SqliteClaimOps implements ClaimOps {
   /** The claim statements, by `claimIndex(strict, gated, prioritized)`. */
   private readonly claims: Statement[];
   private readonly hasPrioritized;
   private readonly deleteClaimed;
-  private readonly findAttempt;
-  private readonly saveAttempt;
-  private readonly claimDeferred;
+  private readonly findAttemptRow;
+  private readonly saveAttemptRow;
+  private readonly claimDeferredRow;
+  private readonly countLocked;
+  private readonly readBucket;
+  private readonly writeBucket;
+  private readonly peekRows;
 
-  /** `leased`: told the earliest lease end of every claim (the reaper arms for it). */
   constructor(
     db: SqliteDatabase,
-    private readonly leased: (lockedUntil: number) => void = () => {},
+    private readonly registry: QueueRegistry,
   ) {
     // Raw mode: rows as arrays (see `deliveryRow`).
     this.claims = [];
@@ -128,63 +127,82 @@ export class Claimer {
         }
     this.hasPrioritized = db.prepare(HAS_PRIORITIZED).pluck();
     this.deleteClaimed = db.prepare("DELETE FROM messages WHERE id = ? AND lock_token = ?");
-    this.findAttempt = db.prepare(
-      "SELECT response FROM receive_attempts WHERE queue = ? AND attempt_id = ? AND expires_at > ?",
-    );
-    this.saveAttempt = db.prepare(`
+    this.findAttemptRow = db
+      .prepare("SELECT response FROM receive_attempts WHERE queue = ? AND attempt_id = ? AND expires_at > ?")
+      .pluck();
+    this.saveAttemptRow = db.prepare(`
       INSERT INTO receive_attempts (queue, attempt_id, response, created_at, expires_at) VALUES (?, ?, ?, ?, ?)
       ON CONFLICT (queue, attempt_id) DO UPDATE SET response = excluded.response,
         created_at = excluded.created_at, expires_at = excluded.expires_at`);
-    this.claimDeferred = db
+    this.claimDeferredRow = db
       .prepare(`
       UPDATE messages SET state = 'locked', locked_until = ${LEASE}, lock_token = @token,
         delivery_count = delivery_count + 1, delivered_at = @now
       WHERE id = @seq AND queue = @queue AND state = 'deferred'
       RETURNING ${DELIVERY_COLUMNS}`)
       .raw(true);
+    this.countLocked = db
+      .prepare(
+        "SELECT count(*) FROM messages INDEXED BY idx_msg_lease WHERE state = 'locked' AND subject = ?",
+      )
+      .pluck();
+    this.readBucket = db.prepare("SELECT tokens, updated_at FROM rate_limits WHERE key = ?");
+    this.writeBucket = db.prepare(`
+      INSERT INTO rate_limits (key, tokens, updated_at) VALUES (?, ?, ?)
+      ON CONFLICT (key) DO UPDATE SET tokens = excluded.tokens, updated_at = excluded.updated_at`);
+    this.peekRows = db.prepare(
+      `SELECT ${PEEK_COLUMNS} FROM messages WHERE queue = ? AND state = ? AND id >= ? ORDER BY id LIMIT ?`,
+    );
   }
 
-  /**
-   * Claims up to `max` messages in the caller's transaction. A paused queue yields nothing; `gates`
-   * holds back the subjects it excludes; `leaseCapMs` (0: none) caps each claimed message's lease.
-   */
-  claim(
-    queue: QueueRow,
-    max: number,
-    mode: ReceiveMode,
-    now: number,
-    attemptId?: string,
-    gates?: ClaimGateSession,
-    leaseCapMs = 0,
-  ): Message[] {
-    if (attemptId) {
-      const seen = this.findAttempt.get(queue.name, attemptId, now) as { response: string } | undefined;
-      if (seen) return decodeMessages(seen.response);
-    }
-    if (queue.paused) return [];
+  queue(name: string): QueueRow | undefined {
+    return this.registry.get(name);
+  }
+
+  queues(names: readonly string[]): (QueueRow | undefined)[] {
+    return names.map((n) => this.registry.get(n));
+  }
+
+  /** One writer at a time already: nothing to serialise. */
+  serialize(): void {}
+
+  findAttempt(a: { queue: string; id: string; now: number }): string | undefined {
+    return this.findAttemptRow.get(a.queue, a.id, a.now) as string | undefined;
+  }
+
+  saveAttempt(a: { queue: string; id: string; response: string; now: number; expiresAt: number }): void {
+    this.saveAttemptRow.run(a.queue, a.id, a.response, a.now, a.expiresAt);
+  }
+
+  /** One claim statement per message (each an index seek or two), up to the body budget. */
+  claim(a: ClaimRequest): Message[] {
+    const { queue, max, now, gates } = a;
+    const name = queue.name;
     const strict = queue.ordering_mode === "strict_fifo";
     const lock = queue.lock_duration_ms;
+    const cap = a.capMs;
+    const del = a.mode === "receive-and-delete";
     // Looked up once per call: the rows cannot change under this synchronous loop but by its claims.
-    const prioritized = max > 0 && this.hasPrioritized.get(queue.name) !== undefined;
+    const prioritized = max > 0 && this.hasPrioritized.get(name) !== undefined;
     const out: Message[] = [];
     let bytes = 0;
+    let held: string[] | undefined;
+    let exclude: string | undefined;
     while (out.length < max && bytes < RECEIVE_BODY_BUDGET) {
       const token = newLockToken();
-      const exclude = gates?.excluded();
+      const excluded = gates?.excluded();
+      if (excluded !== held) {
+        held = excluded;
+        exclude = excluded && JSON.stringify(excluded);
+      }
       const values = (
         exclude === undefined
-          ? this.claims[claimIndex(strict, false, prioritized)]!.get({
-              queue: queue.name,
-              now,
-              lock,
-              cap: leaseCapMs,
-              token,
-            })
+          ? this.claims[claimIndex(strict, false, prioritized)]!.get({ queue: name, now, lock, cap, token })
           : this.claims[claimIndex(strict, true, prioritized)]!.get({
-              queue: queue.name,
+              queue: name,
               now,
               lock,
-              cap: leaseCapMs,
+              cap,
               token,
               exclude,
             })
@@ -192,7 +210,7 @@ export class Claimer {
       if (!values) break;
       const row = deliveryRow(values);
       gates?.claimed(row.subject);
-      if (mode === "receive-and-delete") {
+      if (del) {
         this.deleteClaimed.run(row.id, token);
         out.push(deliveredMessage(row, false));
       } else {
@@ -201,37 +219,44 @@ export class Claimer {
       // Properties count too: a row written before their limit may carry megabytes of them.
       bytes += row.body.length + (row.properties?.length ?? 0);
     }
-    this.reportLeases(out);
-    if (attemptId && out.length > 0) {
-      const ttl = Math.max(queue.lock_duration_ms, ATTEMPT_MIN_TTL_MS);
-      this.saveAttempt.run(queue.name, attemptId, encodeMessages(out), now, now + ttl);
-    }
     return out;
   }
 
-  /** Locks the given deferred messages (others are skipped). */
-  claimDeferredBySeq(queue: QueueRow, seqs: number[], now: number): Message[] {
+  claimDeferred(a: { queue: QueueRow; seqs: readonly number[]; now: number }): Message[] {
     const out: Message[] = [];
-    for (const seq of seqs) {
-      const values = this.claimDeferred.get({
+    for (const seq of a.seqs) {
+      const values = this.claimDeferredRow.get({
         seq,
-        queue: queue.name,
-        now,
-        lock: queue.lock_duration_ms,
+        queue: a.queue.name,
+        now: a.now,
+        lock: a.queue.lock_duration_ms,
         cap: 0,
         token: newLockToken(),
       }) as unknown[] | undefined;
       if (values) out.push(deliveredMessage(deliveryRow(values)));
     }
-    this.reportLeases(out);
     return out;
   }
 
-  private reportLeases(claimed: readonly Message[]): void {
-    let earliest = Number.POSITIVE_INFINITY;
-    for (const m of claimed) {
-      if (m.lockToken && m.lockedUntil !== undefined && m.lockedUntil < earliest) earliest = m.lockedUntil;
-    }
-    if (earliest !== Number.POSITIVE_INFINITY) this.leased(earliest);
+  lockedCount(subject: string): number {
+    return this.countLocked.get(subject) as number;
+  }
+
+  bucket(key: string): { tokens: number; updatedAt: number } | undefined {
+    const row = this.readBucket.get(key) as { tokens: number; updated_at: number } | undefined;
+    return row && { tokens: row.tokens, updatedAt: row.updated_at };
+  }
+
+  saveBucket(a: { key: string; tokens: number; now: number }): void {
+    this.writeBucket.run(a.key, a.tokens, a.now);
+  }
+
+  /** One index range per state, merged: each is a seek, whatever the queue holds. */
+  peek(a: { queue: string; state?: MessageState; from: number; max: number }): MessageRow[] {
+    const { queue, state, from, max } = a;
+    if (state) return this.peekRows.all(queue, state, from, max) as MessageRow[];
+    return MESSAGE_STATES.flatMap((s) => this.peekRows.all(queue, s, from, max) as MessageRow[])
+      .sort((x, y) => x.id - y.id)
+      .slice(0, max);
   }
 }

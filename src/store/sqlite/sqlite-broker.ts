@@ -27,7 +27,6 @@ import type {
   MetricKind,
   MetricPoint,
   MetricsQuery,
-  ReceiveAnyOptions,
   WorkerInfo,
   WorkerRecord,
 } from "../../contract/job-service.js";
@@ -51,22 +50,18 @@ import type {
   BrokerStatus,
   FilterSample,
   Message,
-  MessageState,
   OutgoingMessage,
-  PeekOptions,
   PurgeOptions,
   QueueConfig,
   QueueInfo,
   QueueStats,
   Readiness,
-  ReceiveOptions,
   RedriveOptions,
   SendOptions,
   SubscribeOptions,
   SubscriptionInfo,
   TestFilterResult,
 } from "../../contract/types.js";
-import { MESSAGE_STATES } from "../../contract/types.js";
 import type { Clock } from "../../core/clock.js";
 import { systemClock } from "../../core/clock.js";
 import { CoreBroker } from "../../core/core-broker.js";
@@ -91,22 +86,25 @@ import {
   prepareFlow,
   waitingNodes,
 } from "../../core/flow-input.js";
-import { validateGates } from "../../core/gates.js";
-import { leaseCap } from "../../core/lease.js";
-import { DEFAULT_WORKER_STALE_MS, RECEIVE_BODY_BUDGET } from "../../core/limits.js";
+import { DEFAULT_WORKER_STALE_MS } from "../../core/limits.js";
 import { Loops } from "../../core/loops.js";
 import { emptyResult, type MaintenanceResult } from "../../core/maintenance-result.js";
-import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "../../core/message-row.js";
 import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../../core/metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
-import { type Dialect, type Effects, type Ops, runSync } from "../../core/port.js";
+import {
+  type Dialect,
+  type Effects,
+  type Ops,
+  runSync,
+  type Verb,
+  type WriteScope,
+} from "../../core/port.js";
 import { type CountRow, statsFromCounts } from "../../core/queue-counts.js";
 import { awaitSettled } from "../../core/settled-waits.js";
 import { type Target, taskSpec } from "../../core/subscription-rows.js";
 import { type DeliveryCount, topicBacklog } from "../../core/topic-stats.js";
 import {
-  clampCount,
   integer,
   nonNegative,
   nonNegativeDuration,
@@ -114,13 +112,13 @@ import {
   seqNumber,
   seqNumberList,
 } from "../../core/validate.js";
-import { Waiters } from "../../core/waiters.js";
+import type { Claimed } from "../../core/verbs/claim.js";
+import { type Take, Waiters } from "../../core/waiters.js";
 import type { WriteContext } from "../../core/write-context.js";
 import type { FilterMessage } from "../../filter/index.js";
 import { VERSION } from "../../version.js";
 import { type CheckpointedFile, checkpointInBackground } from "./checkpointer.js";
-import { Claimer } from "./claim.js";
-import { ClaimGates } from "./claim-gates.js";
+import { SqliteClaimOps } from "./claim.js";
 import { isMemoryPath, normalizePath, openDatabase, type SqliteDatabase } from "./database.js";
 import { DebounceWindows } from "./debounce-windows.js";
 import { Dependencies } from "./dependencies.js";
@@ -134,7 +132,6 @@ import { MessageRecords } from "./message-records.js";
 import { LATEST_SCHEMA_VERSION } from "./migrations/index.js";
 import { QueueRegistry } from "./queue-registry.js";
 import { fileReadiness } from "./readiness.js";
-import { MultiReceiver } from "./receive-any.js";
 import { SequenceNumbers } from "./sequence-numbers.js";
 import { SqliteSettleOps } from "./settle.js";
 import { mapSqliteError } from "./sqlite-errors.js";
@@ -178,10 +175,7 @@ export interface Transaction {
 }
 
 export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
-const MAX_RECEIVE = 256;
 const MAX_WAIT_MS = 20_000;
-const MAX_PEEK = 1000;
-const DEFAULT_PEEK = 32;
 
 /** The outcome of sending one batch: a seq per message, 0 for none. */
 /** `PRAGMA synchronous` values by number. */
@@ -223,7 +217,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
   private readonly ids: SequenceNumbers;
   private readonly topicIds: SequenceNumbers;
   private readonly inserter: MessageInserter;
-  private readonly claimer: Claimer;
+  private readonly claimOps: SqliteClaimOps;
   private readonly settleOps: SqliteSettleOps;
   private readonly ops: Ops;
   protected readonly dialect: Dialect = {
@@ -236,7 +230,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
   };
   private readonly maintenance: Maintenance;
   private readonly loops: Loops;
-  private readonly waiters: Waiters<Message>;
+  protected readonly waiters: Waiters<Message>;
   private readonly logger: Logger;
   private readonly maxMessageBytes: number;
   private readonly dlqBounds: DlqBounds;
@@ -250,13 +244,10 @@ export class SqliteBroker extends CoreBroker implements Broker {
   private readonly sentCounts = new Map<string, number>();
   private readonly statsRows;
   private readonly oldestRow;
-  private readonly peekRows;
   private readonly clearQueueAux;
   private readonly records: MessageRecords;
-  private readonly gates: ClaimGates;
   private readonly workers: Workers;
   private readonly locks: Locks;
-  private readonly multiReceiver: MultiReceiver;
   /** Wake-ups of `awaitSettled`, keyed by sequence number. */
   private readonly settledWaiters: Waiters;
 
@@ -284,11 +275,11 @@ export class SqliteBroker extends CoreBroker implements Broker {
     this.topicIds = new SequenceNumbers(this.db, "topic_messages");
     this.topicLog = new TopicLog(this.db, this.topicIds);
     this.inserter = new MessageInserter(this.db, this.ids);
-    this.claimer = new Claimer(this.db, (at) => this.loops.armReaper(at));
+    this.claimOps = new SqliteClaimOps(this.db, this.queues);
     this.settleOps = new SqliteSettleOps(this.db, this.queues);
     this.ops = {
       settle: this.settleOps,
-      claim: {},
+      claim: this.claimOps,
       send: {},
       queues: {},
       topics: {},
@@ -306,17 +297,8 @@ export class SqliteBroker extends CoreBroker implements Broker {
     this.waiters = new Waiters<Message>(() => this.checkExternalChange());
     this.settledWaiters = new Waiters(() => this.checkExternalChange());
     this.records = new MessageRecords(this.db);
-    this.gates = new ClaimGates(this.db);
     this.workers = new Workers(this.db);
     this.locks = new Locks(this.db);
-    this.multiReceiver = new MultiReceiver({
-      clock: this.clock,
-      write: (fn, signal) => this.write(fn, signal),
-      queues: this.queues,
-      claimer: this.claimer,
-      gates: this.gates,
-      waiters: this.waiters,
-    });
     // Counts are kept by triggers (migration 9): a few rows, whatever the backlog. The oldest live
     // message is the first by sequence in each of the two states: sequence numbers follow send
     // time, so that is MIN(enqueued_at) in two index seeks instead of a read of every row.
@@ -326,9 +308,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
         WHERE queue = ? AND state = '${state}' ORDER BY id LIMIT 1)`;
     this.oldestRow = this.db.prepare(
       `SELECT min(enqueued_at) AS oldest FROM (${firstIn("active")} UNION ALL ${firstIn("locked")})`,
-    );
-    this.peekRows = this.db.prepare(
-      `SELECT ${PEEK_COLUMNS} FROM messages WHERE queue = ? AND state = ? AND id >= ? ORDER BY id LIMIT ?`,
     );
     this.clearQueueAux = [
       this.db.prepare("DELETE FROM dedup WHERE queue = ?"),
@@ -438,7 +417,14 @@ export class SqliteBroker extends CoreBroker implements Broker {
       scheduled: (at) => ctx.afterCommit(() => this.loops.armScheduler(at)),
       settled: (seqs) => this.notifySettled(ctx, [...seqs]),
       completed: (queue, n) => this.countCompleted(ctx, queue, n),
+      leased: (at) => this.loops.armReaper(at),
     };
+  }
+
+  /** A parked receiver claims in the sender's transaction (run from `wake`'s before-commit hook). */
+  protected override handOff(claim: (s: WriteScope, limit: number) => Verb<Claimed>): Take<Message> {
+    return (ctx, now, limit) =>
+      runSync(claim({ now, effects: this.effectsOf(ctx, now) }, limit), this.ops).messages;
   }
 
   // --- queues -----------------------------------------------------------------------------------
@@ -733,52 +719,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
 
   // --- receiving and settling -------------------------------------------------------------------
 
-  async receive(queue: string, options: ReceiveOptions = {}): Promise<Message[]> {
-    const max = clampCount(options.maxMessages, 1, MAX_RECEIVE);
-    const wait = Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS);
-    const mode = options.mode ?? "peek-lock";
-    if (mode !== "peek-lock" && mode !== "receive-and-delete") {
-      throw new InvalidArgumentError(`mqlite: unknown receive mode "${mode}"`);
-    }
-    const attemptId = options.attemptId || undefined;
-    const signal = options.signal;
-    const claimIn = (now: number, limit = max) =>
-      this.claimer.claim(this.queues.require(queue), Math.min(max, limit), mode, now, attemptId);
-    const claim = () => this.write((_ctx, now) => claimIn(now), signal);
-    const deadline = this.clock.now() + wait;
-    for (;;) {
-      const got = await claim();
-      if (got.length > 0 || wait === 0) return got;
-      const now = this.clock.now();
-      if (now >= deadline || signal?.aborted) return [];
-      // Once its own claim found nothing, a sender's transaction may claim for the parked receive
-      // (a hand-off); armed only then, so the two never both claim (`max` holds).
-      let armed = false;
-      const take = (_ctx: WriteContext, at: number, limit: number) =>
-        armed && !signal?.aborted ? claimIn(at, limit) : [];
-      const waiter = this.waiters.wait(queue, deadline, now, signal, take);
-      const again = await claim().catch((err) => {
-        waiter.cancel();
-        throw err;
-      });
-      if (again.length > 0) {
-        waiter.cancel();
-        return again;
-      }
-      armed = true;
-      const woken = await waiter.woken;
-      const taken = waiter.taken();
-      if (taken) return taken;
-      if (!woken) return [];
-    }
-  }
-
-  receiveDeferred(queue: string, seqNumbers: number[]): Promise<Message[]> {
-    return this.write((_ctx, now) =>
-      this.claimer.claimDeferredBySeq(this.queues.require(queue), seqNumbers.map(seqNumber), now),
-    );
-  }
-
   /** Wakes `awaitSettled` for these messages once the transaction commits. */
   private notifySettled(ctx: WriteContext, seqs: number[]): void {
     if (seqs.length === 0) return;
@@ -793,33 +733,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
   }
 
   // --- inspecting and the dead-letter queue -----------------------------------------------------
-
-  peek(queue: string, options: PeekOptions = {}): Promise<Message[]> {
-    return this.read(() => {
-      const max = clampCount(options.max, DEFAULT_PEEK, MAX_PEEK);
-      const from = integer(options.fromSeq, "from_seq");
-      let rows: MessageRow[];
-      if (options.state) {
-        if (!MESSAGE_STATES.includes(options.state)) return [];
-        rows = this.peekRows.all(queue, options.state, from, max) as MessageRow[];
-      } else {
-        // One index range per state, merged: each is a seek, whatever the queue holds.
-        rows = MESSAGE_STATES.flatMap(
-          (s: MessageState) => this.peekRows.all(queue, s, from, max) as MessageRow[],
-        )
-          .sort((a, b) => a.id - b.id)
-          .slice(0, max);
-      }
-      const out: Message[] = [];
-      let bytes = 0;
-      for (const row of rows) {
-        out.push(peekedMessage(row));
-        bytes += row.body.length + (row.properties?.length ?? 0);
-        if (bytes >= RECEIVE_BODY_BUDGET) break;
-      }
-      return out;
-    });
-  }
 
   async redrive(queue: string, options: RedriveOptions = {}): Promise<number> {
     const max = nonNegative(options.max, "max");
@@ -1077,26 +990,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
     return this.write((ctx) => {
       this.queues.setPaused(name, false);
       ctx.afterCommit(() => this.waiters.notify(name));
-    });
-  }
-
-  receiveAny(queues: string[], options: ReceiveAnyOptions = {}): Promise<Message[]> {
-    let leaseCapMs: number;
-    try {
-      if (!Array.isArray(queues)) throw new InvalidArgumentError("mqlite: queues must be a list");
-      for (const q of queues) requireName(q, "queue");
-      validateGates(options.gates);
-      leaseCapMs = leaseCap(options.lockDurationMs);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.multiReceiver.receive({
-      queues: [...new Set(queues)],
-      max: clampCount(options.maxMessages, 1, MAX_RECEIVE),
-      waitMs: Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS),
-      gates: options.gates ?? [],
-      leaseCapMs,
-      signal: options.signal,
     });
   }
 

@@ -1,0 +1,80 @@
+import type { Message } from "../contract/types.js";
+import type { Clock } from "./clock.js";
+import type { Claimed } from "./verbs/claim.js";
+import { waitAny } from "./wait-any.js";
+import type { Take, Waiters } from "./waiters.js";
+
+/** One long-poll: claims on `keys`, waiting up to `waitMs` for something to claim. */
+export interface LongPoll {
+  keys: readonly string[];
+  waitMs: number;
+  signal: AbortSignal | undefined;
+  /** One claim, in a transaction of its own. */
+  claim(): Promise<Claimed>;
+  /**
+   * The same claim inside a sender's transaction, for a dialect that hands messages to parked
+   * receivers as it makes them claimable (no transaction of the receiver's own then).
+   */
+  take?: Take<Message>;
+}
+
+/**
+ * The long-poll of `receive` and `receiveAny`: claims; when that finds nothing, parks on the keys
+ * (woken by the dialect's `waiters` when a write, local or not, made messages claimable there) and
+ * claims again, until something is claimed, the time runs out or the signal aborts. A claim that
+ * gates cut short is looked at again when a held-back subject may be claimable.
+ */
+export async function longPoll(clock: Clock, waiters: Waiters<Message>, p: LongPoll): Promise<Message[]> {
+  const { signal, take } = p;
+  const deadline = clock.now() + p.waitMs;
+  // The first claim runs before parking: a receiver that finds messages never parks.
+  let got = await p.claim();
+  for (;;) {
+    if (got.messages.length > 0) return got.messages;
+    const now = clock.now();
+    if (now >= deadline || signal?.aborted) return [];
+    // Parked before the next claim: a commit while it runs cannot be missed, and a woken receiver
+    // needs one claim per wake-up, not two. Once that claim found nothing, a sender's transaction
+    // may claim for it (a hand-off); armed only then, so the two never both claim (`max` holds).
+    let armed = false;
+    const handOff: Take<Message> | undefined =
+      take && ((ctx, at, limit) => (armed && !signal?.aborted ? take(ctx, at, limit) : []));
+    const waiter = waitAny(waiters, p.keys, deadline, now, signal, handOff);
+    // A close while the claim runs rejects the waiter before anyone awaits it.
+    waiter.woken.catch(() => {});
+    try {
+      got = await p.claim();
+    } catch (err) {
+      waiter.cancel();
+      throw err;
+    }
+    if (got.messages.length > 0) {
+      waiter.cancel();
+      return got.messages;
+    }
+    armed = true;
+    let woken: boolean;
+    if (got.retryAt !== undefined && got.retryAt < deadline) {
+      // A gate holds messages back: look again when one may be claimable.
+      let rechecking = false;
+      const recheck = setTimeout(
+        () => {
+          rechecking = true;
+          waiter.cancel();
+        },
+        Math.max(1, got.retryAt - clock.now()),
+      );
+      woken = (await waiter.woken) || rechecking;
+      clearTimeout(recheck);
+    } else {
+      woken = await waiter.woken;
+    }
+    const taken = waiter.taken();
+    if (taken) return taken;
+    // Not woken: the wait ran its time (measured in real time: an injected clock need not move),
+    // or was aborted. One last look at the deadline (a wake-up may have raced it).
+    if (!woken || signal?.aborted || clock.now() >= deadline) {
+      return signal?.aborted ? [] : (await p.claim()).messages;
+    }
+  }
+}
