@@ -2,12 +2,12 @@ import type { Async, Ops } from "../../core/port.js";
 import type { ClaimOps } from "../../core/verbs/claim.js";
 import type { FlowOps } from "../../core/verbs/flows.js";
 import type { MaintenanceOps } from "../../core/verbs/maintenance.js";
-import type { QueueOps } from "../../core/verbs/queues.js";
 import type { RecordOps } from "../../core/verbs/records.js";
 import type { SendOps } from "../../core/verbs/send.js";
 import type { TopicOps } from "../../core/verbs/topics.js";
 
 import type { Conn } from "./db.js";
+import { type PgQueueContext, PgQueueOps } from "./queue-ops.js";
 import { PgSettleOps } from "./settle.js";
 
 type PgOps = { [K in keyof Ops]: Async<Ops[K]> };
@@ -15,8 +15,12 @@ type PgOps = { [K in keyof Ops]: Async<Ops[K]> };
 /** The port's statements on one connection (the transaction a verb runs in), made as first asked. */
 class ConnectionOps implements PgOps {
   private settleOps: PgSettleOps | undefined;
+  private queueOps: PgQueueOps | undefined;
 
-  constructor(private readonly c: Conn) {}
+  constructor(
+    private readonly c: Conn,
+    private readonly shared: PgShared,
+  ) {}
 
   get settle(): PgSettleOps {
     this.settleOps ??= new PgSettleOps(this.c);
@@ -31,8 +35,9 @@ class ConnectionOps implements PgOps {
     return {};
   }
 
-  get queues(): Async<QueueOps> {
-    return {};
+  get queues(): PgQueueOps {
+    this.queueOps ??= new PgQueueOps(this.c, this.shared);
+    return this.queueOps;
   }
 
   get topics(): Async<TopicOps> {
@@ -52,6 +57,9 @@ class ConnectionOps implements PgOps {
   }
 }
 
-export function pgOps(c: Conn): PgOps {
-  return new ConnectionOps(c);
+/** What the statements share across connections: the schema and the node's caches. */
+export type PgShared = PgQueueContext;
+
+export function pgOps(c: Conn, shared: PgShared): PgOps {
+  return new ConnectionOps(c, shared);
 }
