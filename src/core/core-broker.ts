@@ -1,28 +1,47 @@
-import { InvalidArgumentError } from "../contract/errors.js";
+import { InvalidArgumentError, NameConflictError } from "../contract/errors.js";
 import type { ReceiveAnyOptions } from "../contract/job-service.js";
 import { MAX_RENEW_BATCH } from "../contract/limits.js";
+import type {
+  LogSubscribeOptions,
+  ReapOptions,
+  TaskSubscribeOptions,
+  TopicBacklog,
+} from "../contract/topic-service.js";
 import type {
   AbandonOptions,
   CompleteItem,
   CompleteOptions,
   CompleteResult,
+  FilterSample,
   LockRef,
   Message,
   PeekOptions,
+  QueueConfig,
+  QueueInfo,
+  QueueStats,
   ReceiveOptions,
   RejectOptions,
   RenewBatchOptions,
   RenewResult,
+  SubscribeOptions,
+  SubscriptionInfo,
+  TestFilterResult,
 } from "../contract/types.js";
 import { MESSAGE_STATES } from "../contract/types.js";
 import type { Clock } from "./clock.js";
+import { EPHEMERAL_GRACE_MS, EPHEMERAL_LIVENESS_MS } from "./fanout.js";
+import { checkFilter, testFilter } from "./filters.js";
 import { validateGates } from "./gates.js";
 import { leaseCap } from "./lease.js";
 import { longPoll } from "./long-poll.js";
 import type { Dialect, Verb, WriteScope } from "./port.js";
+import { normalizeQueueConfig } from "./queue-config.js";
+import { taskSpec } from "./subscription-rows.js";
 import { clampCount, integer, nonNegativeDuration, requireName, seqNumber } from "./validate.js";
 import * as claim from "./verbs/claim.js";
+import * as queues from "./verbs/queues.js";
 import * as settle from "./verbs/settle.js";
+import * as subscriptions from "./verbs/subscriptions.js";
 import type { Take, Waiters } from "./waiters.js";
 
 /**
@@ -198,6 +217,114 @@ export abstract class CoreBroker {
 
   // --- queues: queues and subscriptions: create, delete, list, stats, pause, subscribe, filters, reaping ---
 
+  /** The largest message body (a filter's sample is checked against it as a publish would be). */
+  protected abstract readonly maxMessageBytes: number;
+
+  createQueue(name: string, config?: QueueConfig): Promise<void> {
+    return this.guard(() => {
+      requireName(name, "queue");
+      const normalized = normalizeQueueConfig(config);
+      return this.dialect.write((w) => queues.createQueue(w, name, normalized));
+    });
+  }
+
+  deleteQueue(name: string): Promise<void> {
+    return this.dialect.write(() => queues.deleteQueue(name));
+  }
+
+  listQueues(): Promise<QueueInfo[]> {
+    return this.dialect.read(() => queues.listQueues());
+  }
+
+  stats(queue: string): Promise<QueueStats> {
+    return this.dialect.read((now) => queues.stats(now, queue));
+  }
+
+  pauseQueue(name: string): Promise<void> {
+    return this.dialect.write((w) => queues.setQueuePaused(w, name, true), { oneStatement: true });
+  }
+
+  resumeQueue(name: string): Promise<void> {
+    return this.dialect.write((w) => queues.setQueuePaused(w, name, false), { oneStatement: true });
+  }
+
+  subscribe(topic: string, name: string, options: SubscribeOptions = {}): Promise<void> {
+    return this.guard(() => {
+      requireName(topic, "topic");
+      requireName(name, "subscription");
+      if (topic === name)
+        throw new NameConflictError("mqlite: a subscription cannot be named after its topic");
+      const filter = subscriptionFilter(options.filter);
+      // A backing queue is always of the subscription kind, whatever the caller's config says.
+      const { kind: _ignored, ...config } = (options.config ?? {}) as QueueConfig;
+      return this.dialect.write((w) =>
+        subscriptions.subscribe(w, topic, name, filter, options.config ? config : undefined),
+      );
+    });
+  }
+
+  unsubscribe(topic: string, name: string): Promise<void> {
+    return this.dialect.write(() => subscriptions.unsubscribe(topic, name));
+  }
+
+  pauseSubscription(topic: string, name: string): Promise<void> {
+    return this.dialect.write((w) => subscriptions.setSubscriptionPaused(w, topic, name, true), {
+      oneStatement: true,
+    });
+  }
+
+  resumeSubscription(topic: string, name: string): Promise<void> {
+    return this.dialect.write((w) => subscriptions.setSubscriptionPaused(w, topic, name, false), {
+      oneStatement: true,
+    });
+  }
+
+  listSubscriptions(): Promise<SubscriptionInfo[]> {
+    return this.dialect.read(() => subscriptions.listSubscriptions());
+  }
+
+  testFilter(filter: string, sample?: FilterSample): Promise<TestFilterResult> {
+    const maxBytes = this.maxMessageBytes;
+    // Storage has no part in it: a read only for the broker's time and its closed check.
+    // biome-ignore lint/correctness/useYield: a verb without statements
+    return this.dialect.read(function* (now) {
+      return testFilter(filter, sample, now, maxBytes);
+    });
+  }
+
+  subscribeTask(topic: string, name: string, options: TaskSubscribeOptions): Promise<void> {
+    return this.guard(() => {
+      requireName(topic, "topic");
+      requireName(name, "subscription");
+      const spec = taskSpec(options, requireName, integer);
+      if (spec.filter) checkFilter(spec.filter);
+      if (spec.queue === topic)
+        throw new NameConflictError("mqlite: a topic cannot deliver to a queue of its own name");
+      return this.dialect.write((w) => subscriptions.subscribeTask(w, topic, name, spec));
+    });
+  }
+
+  subscribeLog(topic: string, name: string, options: LogSubscribeOptions = {}): Promise<void> {
+    return this.guard(() => {
+      requireName(topic, "topic");
+      requireName(name, "subscription");
+      const filter = subscriptionFilter(options.filter);
+      return this.dialect.write((w) => subscriptions.subscribeLog(w, topic, name, filter));
+    });
+  }
+
+  topicStats(topic?: string): Promise<TopicBacklog[]> {
+    return this.dialect.read(() => subscriptions.topicStats(topic));
+  }
+
+  reapSubscriptions(options: ReapOptions = {}): Promise<number> {
+    const liveness = options.livenessMs ?? EPHEMERAL_LIVENESS_MS;
+    const grace = options.graceMs ?? EPHEMERAL_GRACE_MS;
+    return this.dialect.write((w) => subscriptions.reapSubscriptions(w, liveness, grace), {
+      oneStatement: true,
+    });
+  }
+
   // (end of queues)
 
   // --- topics: declared and log topics: declare, read, ack, lease, nack, stats ---
@@ -233,4 +360,11 @@ export function keepOptions(options: CompleteOptions | undefined): settle.KeepOp
   const r = options?.result;
   const result = r === undefined || r === null ? null : Buffer.from(r.buffer, r.byteOffset, r.byteLength);
   return { retainMs, result };
+}
+
+/** A subscription's filter: blank matches everything; anything else must compile. */
+function subscriptionFilter(source: string | undefined): string {
+  const filter = (source ?? "").trim() === "" ? "" : (source as string);
+  if (filter) checkFilter(filter);
+  return filter;
 }

@@ -31,6 +31,15 @@ export function compileFilter(source: string, logger: Logger, strict = false): M
   }
 }
 
+/** Refuses a filter that does not compile (at subscribe) with `InvalidArgumentError`. */
+export function checkFilter(source: string): void {
+  try {
+    compileMessageFilter(source, FILTER_LIMITS);
+  } catch (err) {
+    throw new InvalidArgumentError(`mqlite: invalid filter: ${messageOf(err)}`);
+  }
+}
+
 /** Compiles `source` and, given a sample, runs it against the sample as a publish would. */
 export function testFilter(
   source: string,

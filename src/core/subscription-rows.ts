@@ -76,8 +76,25 @@ export interface TaskSpec {
   lockDurationMs: number;
 }
 
-/** The parameters of the one subscription upsert. */
-export function taskParams(topic: string, name: string, s: TaskSpec, now: number): Record<string, unknown> {
+/** A task or log subscription as the one job-subscription upsert writes it. */
+export interface JobSubscription {
+  topic: string;
+  name: string;
+  kind: "task" | "log";
+  filter: string | null;
+  task: string | null;
+  queue: string | null;
+  /** 1: durable; 0: ephemeral (reaped once its `owner` is gone). */
+  durable: number;
+  owner: string | null;
+  priority: number | null;
+  maxDeliveries: number;
+  lockDurationMs: number;
+  now: number;
+}
+
+/** A task subscription's row. */
+export function taskParams(topic: string, name: string, s: TaskSpec, now: number): JobSubscription {
   return {
     topic,
     name,
@@ -92,6 +109,45 @@ export function taskParams(topic: string, name: string, s: TaskSpec, now: number
     lockDurationMs: s.lockDurationMs,
     now,
   };
+}
+
+/** A log subscription's row: a durable cursor over the topic's log. */
+export function logParams(topic: string, name: string, filter: string, now: number): JobSubscription {
+  return {
+    topic,
+    name,
+    kind: "log",
+    filter: filter || null,
+    task: null,
+    queue: null,
+    durable: 1,
+    owner: null,
+    priority: null,
+    maxDeliveries: 0,
+    lockDurationMs: 0,
+    now,
+  };
+}
+
+/** A subscription row as publishing uses it, its filter compiled by `compile` (a dialect may cache). */
+export function targetOf(r: SubscriptionRow, compile: (source: string) => MessageFilter): Target {
+  const t: Target = {
+    topic: r.topic,
+    name: r.name,
+    kind: r.kind,
+    paused: r.paused === 1,
+    filter: r.filter ? compile(r.filter) : undefined,
+    createdAt: r.created_at,
+    position: r.position ?? 0,
+  };
+  if (r.kind === "task") {
+    t.task = r.task ?? "";
+    t.queue = r.target_queue ?? "";
+    t.priority = r.priority;
+    t.maxDeliveries = r.max_deliveries;
+    t.lockDurationMs = r.lock_duration_ms;
+  }
+  return t;
 }
 
 /** Validates `subscribeTask`'s options (names, settings, owner of an ephemeral subscription). */

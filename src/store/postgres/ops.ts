@@ -1,13 +1,13 @@
 import type { Async, Ops } from "../../core/port.js";
 import type { FlowOps } from "../../core/verbs/flows.js";
 import type { MaintenanceOps } from "../../core/verbs/maintenance.js";
-import type { QueueOps } from "../../core/verbs/queues.js";
 import type { RecordOps } from "../../core/verbs/records.js";
 import type { SendOps } from "../../core/verbs/send.js";
 import type { TopicOps } from "../../core/verbs/topics.js";
 
 import { PgClaimOps, type PgClaimShared } from "./claim.js";
 import type { Conn } from "./db.js";
+import { type PgQueueContext, PgQueueOps } from "./queue-ops.js";
 import { PgSettleOps } from "./settle.js";
 
 type PgOps = { [K in keyof Ops]: Async<Ops[K]> };
@@ -16,6 +16,7 @@ type PgOps = { [K in keyof Ops]: Async<Ops[K]> };
 class ConnectionOps implements PgOps {
   private settleOps: PgSettleOps | undefined;
   private claimOps: PgClaimOps | undefined;
+  private queueOps: PgQueueOps | undefined;
 
   constructor(
     private readonly c: Conn,
@@ -37,8 +38,9 @@ class ConnectionOps implements PgOps {
     return {};
   }
 
-  get queues(): Async<QueueOps> {
-    return {};
+  get queues(): PgQueueOps {
+    this.queueOps ??= new PgQueueOps(this.c, this.shared);
+    return this.queueOps;
   }
 
   get topics(): Async<TopicOps> {
@@ -58,8 +60,8 @@ class ConnectionOps implements PgOps {
   }
 }
 
-/** What the ops of every connection share (the node's caches, the schema). */
-export type PgShared = PgClaimShared;
+/** What the statements share across connections: the schema and the node's caches. */
+export type PgShared = PgClaimShared & PgQueueContext;
 
 /** The ops on `c`; `alone`: the verb runs as one autocommit statement, not in a transaction. */
 export function pgOps(c: Conn, shared: PgShared, alone = false): PgOps {

@@ -36,29 +36,18 @@ import type {
   EngineDeclaredTopic,
   EngineTopicLogStat,
   LeaseTopicOptions,
-  LogSubscribeOptions,
   PublishResult,
   ReadTopicOptions,
-  ReapOptions,
-  TaskSubscribeOptions,
-  TopicBacklog,
   TopicLogMessage,
 } from "../../contract/topic-service.js";
 import type {
   BrokerStatus,
-  FilterSample,
   Message,
   OutgoingMessage,
   PurgeOptions,
-  QueueConfig,
-  QueueInfo,
-  QueueStats,
   Readiness,
   RedriveOptions,
   SendOptions,
-  SubscribeOptions,
-  SubscriptionInfo,
-  TestFilterResult,
 } from "../../contract/types.js";
 import type { Clock } from "../../core/clock.js";
 import { systemClock } from "../../core/clock.js";
@@ -67,12 +56,10 @@ import { type DlqBounds, NO_DLQ_BOUNDS } from "../../core/dlq-bounds.js";
 import {
   DEFAULT_TOPIC_READ,
   DEFAULT_VISIBILITY_MS,
-  EPHEMERAL_GRACE_MS,
-  EPHEMERAL_LIVENESS_MS,
   MAX_TOPIC_READ,
   TOPIC_PURGE_LIMIT,
 } from "../../core/fanout.js";
-import { compileFilter, testFilter } from "../../core/filters.js";
+import { compileFilter } from "../../core/filters.js";
 import {
   checkEvents,
   checkLogLines,
@@ -88,10 +75,7 @@ import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../../
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
 import { type Dialect, type Effects, runAsync } from "../../core/port.js";
-import { type CountRow, statsFromCounts } from "../../core/queue-counts.js";
 import { awaitSettled } from "../../core/settled-waits.js";
-import { taskSpec } from "../../core/subscription-rows.js";
-import { type DeliveryCount, topicBacklog } from "../../core/topic-stats.js";
 import {
   integer,
   nonNegative,
@@ -155,21 +139,6 @@ export interface PgTransaction {
   ): Promise<number[]>;
 }
 
-/** A queue's kept counts (migration 4): the folded ones plus the deltas not folded yet, in one snapshot. */
-const STATS = `
-  SELECT state, sum(n)::bigint AS n FROM (
-    SELECT state, n FROM queue_counts WHERE queue = $1
-    UNION ALL
-    SELECT state, n FROM queue_count_deltas WHERE queue = $1
-  ) c GROUP BY state`;
-
-/** The oldest active or locked message: the first by sequence in each state, two index seeks. */
-const OLDEST = `
-  SELECT least(
-    (SELECT enqueued_at FROM messages WHERE queue = $1 AND state = 'active' ORDER BY id LIMIT 1),
-    (SELECT enqueued_at FROM messages WHERE queue = $1 AND state = 'locked' ORDER BY id LIMIT 1)
-  ) AS oldest`;
-
 const DB_SIZE = `
   SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) AS size
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -187,7 +156,7 @@ export class PostgresBroker extends CoreBroker implements Broker {
   private readonly dsn: string;
   private readonly channel: string;
   private readonly logger: Logger;
-  private readonly maxMessageBytes: number;
+  protected readonly maxMessageBytes: number;
   private readonly dlqBounds: DlqBounds;
   private readonly queues = new PgQueueRegistry();
   private readonly subscriptions: PgSubscriptions;
@@ -202,7 +171,7 @@ export class PostgresBroker extends CoreBroker implements Broker {
     },
     read: (verb) => this.read((c) => runAsync(verb(this.clock.now()), pgOps(c, this.shared))),
   };
-  /** What the ops of every connection share. */
+  /** What the port's statements share across connections. */
   private readonly shared: PgShared;
   private readonly maintenance: PgMaintenance;
   protected readonly waiters: Waiters<Message>;
@@ -243,9 +212,14 @@ export class PostgresBroker extends CoreBroker implements Broker {
       applicationName: "mqlite",
       synchronousCommit: requireSynchronousCommit(options.synchronousCommit),
     });
-    this.subscriptions = new PgSubscriptions(this.queues, (source) => compileFilter(source, this.logger));
+    this.subscriptions = new PgSubscriptions((source) => compileFilter(source, this.logger));
+    this.shared = {
+      schema: this.schema,
+      queues: this.queues,
+      subscriptions: this.subscriptions,
+      topicLog: this.topicLog,
+    };
     this.inserter = new PgInserter(this.schema, this.queues, this.subscriptions, this.logger);
-    this.shared = { schema: this.schema, queues: this.queues };
     this.maintenance = new PgMaintenance(this.schema);
     this.waiters = new Waiters<Message>(() => {
       const missed = this.missedNotifications;
@@ -429,57 +403,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
 
   // --- queues -----------------------------------------------------------------------------------
 
-  async createQueue(name: string, config?: QueueConfig): Promise<void> {
-    requireName(name, "queue");
-    await this.write(async (c, now) => {
-      await this.lockNamespace(c);
-      if (
-        config?.kind === "subscription" &&
-        !(await this.queues.get(c, name)) &&
-        !(await this.queues.isLiveTopic(c, name))
-      ) {
-        // A backing queue without its subscription could never be deleted or unsubscribed.
-        throw new InvalidArgumentError("mqlite: a subscription's backing queue is created by subscribe");
-      }
-      await this.queues.upsert(c, name, config, now);
-    });
-  }
-
-  async deleteQueue(name: string): Promise<void> {
-    name = pgName(name);
-    await this.write(async (c) => {
-      await this.lockNamespace(c);
-      const q = await this.queues.require(c, name);
-      if (q.kind === "subscription") {
-        throw new NameConflictError(
-          `mqlite: "${name}" is a subscription's backing queue; unsubscribe instead`,
-        );
-      }
-      await this.dropQueue(c, name);
-    });
-  }
-
-  private async dropQueue(c: Conn, name: string): Promise<void> {
-    await this.queues.delete(c, name);
-    await c.q("DELETE FROM dedup WHERE queue = $1", [name]);
-    await c.q("DELETE FROM settlement_receipts WHERE queue = $1", [name]);
-    await c.q("DELETE FROM receive_attempts WHERE queue = $1", [name]);
-  }
-
-  listQueues(): Promise<QueueInfo[]> {
-    return this.read((c) => this.queues.list(c));
-  }
-
-  stats(queue: string): Promise<QueueStats> {
-    queue = pgName(queue);
-    return this.read(async (c) => {
-      await this.queues.require(c, queue);
-      const rows = await c.q<CountRow>(STATS, [queue]);
-      const [row] = await c.q<{ oldest: number | null }>(OLDEST, [queue]);
-      return statsFromCounts(queue, rows, row?.oldest ?? null, this.clock.now());
-    });
-  }
-
   /** Rows completed through this node since it opened, per queue (for metrics). */
   completedCount(queue: string): number {
     queue = pgName(queue);
@@ -656,88 +579,7 @@ export class PostgresBroker extends CoreBroker implements Broker {
 
   // --- topics -----------------------------------------------------------------------------------
 
-  async subscribe(topic: string, name: string, options: SubscribeOptions = {}): Promise<void> {
-    const filter = (options.filter ?? "").trim() === "" ? "" : (options.filter as string);
-    requireName(topic, "topic");
-    requireName(name, "subscription");
-    if (topic === name) throw new NameConflictError("mqlite: a subscription cannot be named after its topic");
-    if (filter) compileFilter(filter, this.logger, true);
-    let config = options.config;
-    if (config) {
-      const { kind: _ignored, ...rest } = config as QueueConfig;
-      config = rest;
-    }
-    await this.write(async (c, now) => {
-      await this.lockNamespace(c);
-      await this.subscriptions.subscribeQueue(c, topic, name, filter, config, now);
-    });
-  }
-
-  async unsubscribe(topic: string, name: string): Promise<void> {
-    topic = pgName(topic);
-    name = pgName(name);
-    await this.write(async (c) => {
-      await this.lockNamespace(c);
-      const row = await this.subscriptions.unsubscribe(c, topic, name);
-      if (row.kind === "queue") await this.dropQueue(c, name);
-      if (row.kind === "log") {
-        await this.topicLog.dropSubscription(c, topic, name);
-        if (
-          (await this.subscriptions.logSubscriptionCount(c, topic)) === 0 &&
-          !(await this.topicLog.isDeclared(c, topic))
-        ) {
-          await this.topicLog.dropTopic(c, topic);
-        }
-      }
-    });
-  }
-
-  async pauseSubscription(topic: string, name: string): Promise<void> {
-    topic = pgName(topic);
-    name = pgName(name);
-    await this.write((c, now) => this.subscriptions.pause(c, topic, name, true, now));
-  }
-
-  async resumeSubscription(topic: string, name: string): Promise<void> {
-    topic = pgName(topic);
-    name = pgName(name);
-    await this.write((c, now) => this.subscriptions.pause(c, topic, name, false, now));
-  }
-
-  listSubscriptions(): Promise<SubscriptionInfo[]> {
-    return this.read((c) => this.subscriptions.list(c));
-  }
-
-  async testFilter(filter: string, sample?: FilterSample): Promise<TestFilterResult> {
-    if (this.closing) throw new ClosedError();
-    return testFilter(filter, sample, this.clock.now(), this.maxMessageBytes);
-  }
-
   // --- job topics (TopicService) -----------------------------------------------------------------
-
-  async subscribeTask(topic: string, name: string, options: TaskSubscribeOptions): Promise<void> {
-    requireName(topic, "topic");
-    requireName(name, "subscription");
-    const spec = taskSpec(options, requireName, integer);
-    if (spec.filter) compileFilter(spec.filter, this.logger, true);
-    if (spec.queue === topic)
-      throw new NameConflictError("mqlite: a topic cannot deliver to a queue of its own name");
-    await this.write(async (c, now) => {
-      await this.lockNamespace(c);
-      await this.subscriptions.subscribeTask(c, pgName(topic), pgName(name), spec, now);
-    });
-  }
-
-  async subscribeLog(topic: string, name: string, options: LogSubscribeOptions = {}): Promise<void> {
-    const filter = (options.filter ?? "").trim() === "" ? "" : (options.filter as string);
-    requireName(topic, "topic");
-    requireName(name, "subscription");
-    if (filter) compileFilter(filter, this.logger, true);
-    await this.write(async (c, now) => {
-      await this.lockNamespace(c);
-      await this.subscriptions.subscribeLog(c, topic, name, filter, now);
-    });
-  }
 
   async publish(topic: string, message: OutgoingMessage, options: SendOptions = {}): Promise<PublishResult> {
     requireName(topic, "topic");
@@ -829,20 +671,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
     return this.one((c) => this.topicLog.nackMessage(c, pgName(topic), pgName(name), n));
   }
 
-  topicStats(topic?: string): Promise<TopicBacklog[]> {
-    return this.read(async (c) => {
-      const subs = (await this.subscriptions.rows(c)).filter(
-        (r) => r.kind === "task" && (topic === undefined || r.topic === topic),
-      );
-      const counts = await c.q<DeliveryCount>(
-        `SELECT topic, subscription, state, count(*)::int AS n, min(enqueued_at) AS oldest FROM messages
-         WHERE topic IS NOT NULL AND ($1::text IS NULL OR topic = $1) GROUP BY topic, subscription, state`,
-        [topic ?? null],
-      );
-      return topicBacklog(subs, counts);
-    });
-  }
-
   topicLogStats(topic?: string): Promise<EngineTopicLogStat[]> {
     return this.read(async (c) => {
       const subs = (await this.subscriptions.rows(c)).filter(
@@ -852,26 +680,7 @@ export class PostgresBroker extends CoreBroker implements Broker {
     });
   }
 
-  async reapSubscriptions(options: ReapOptions = {}): Promise<number> {
-    const liveness = options.livenessMs ?? EPHEMERAL_LIVENESS_MS;
-    const grace = options.graceMs ?? EPHEMERAL_GRACE_MS;
-    return this.write((c, now) => this.subscriptions.reap(c, now - liveness, now - grace));
-  }
-
   // --- the job face's capabilities (JobService) ------------------------------------------------
-
-  async pauseQueue(name: string): Promise<void> {
-    name = pgName(name);
-    await this.write((c, now) => this.queues.setPaused(c, name, true, now));
-  }
-
-  async resumeQueue(name: string): Promise<void> {
-    name = pgName(name);
-    await this.write(async (c, now) => {
-      await this.queues.setPaused(c, name, false, now);
-      this.wakeLocal(c, { activated: [name], scheduledFor: [] });
-    });
-  }
 
   async cancelMessage(
     queue: string,

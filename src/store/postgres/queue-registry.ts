@@ -50,9 +50,13 @@ export class PgQueueRegistry {
     return out;
   }
 
+  /** Every queue's row, by name. */
+  rows(c: Conn): Promise<PgQueueRow[]> {
+    return c.q<PgQueueRow>('SELECT * FROM queues ORDER BY name COLLATE "C"');
+  }
+
   async list(c: Conn): Promise<QueueInfo[]> {
-    const rows = await c.q<PgQueueRow>('SELECT * FROM queues ORDER BY name COLLATE "C"');
-    return rows.map(queueInfoFromRow);
+    return (await this.rows(c)).map(queueInfoFromRow);
   }
 
   async isLiveTopic(c: Conn, name: string): Promise<boolean> {
@@ -65,7 +69,8 @@ export class PgQueueRegistry {
 
   /**
    * Creates the queue or replaces its whole config (inside a transaction holding the namespace
-   * lock). Refuses a live topic's name and a cross-kind upsert with `NameConflictError`.
+   * lock). Refuses a live topic's name and a cross-kind upsert with `NameConflictError` (the rule of
+   * `createQueue`, for the queues a send creates).
    */
   async upsert(c: Conn, name: string, config: QueueConfig | undefined, now: number): Promise<void> {
     const n = normalizeQueueConfig(config);
@@ -76,6 +81,14 @@ export class PgQueueRegistry {
         `mqlite: "${name}" exists as a ${existing.kind === "queue" ? "queue" : "subscription"}`,
       );
     }
+    await this.save(c, name, n, now);
+  }
+
+  /**
+   * Writes the queue's row: a new queue, or the whole config of an existing one (a new config
+   * version, so cached copies are refreshed). The committed row is cached.
+   */
+  async save(c: Conn, name: string, n: Required<QueueConfig>, now: number): Promise<void> {
     const [row] = await c.q<PgQueueRow>(
       `INSERT INTO queues (name, kind, lock_duration_ms, max_delivery_count, default_ttl_ms, dead_letter_on_expire,
          dedup_window_ms, ordering_mode, dlq_max_age_ms, dlq_max_count, dlq_max_bytes, created_at, updated_at)
@@ -107,27 +120,9 @@ export class PgQueueRegistry {
     this.cache.delete(name);
   }
 
-  /** Creates a subscription's backing queue if it does not exist (a re-subscribe keeps its config). */
-  async ensureBacking(c: Conn, name: string, config: QueueConfig | undefined, now: number): Promise<void> {
-    if ((await c.q("SELECT 1 FROM queues WHERE name = $1", [name])).length > 0) return;
-    await this.upsert(c, name, { ...config, kind: "subscription" }, now);
-  }
-
-  /** Pauses or resumes a queue (a new config version, so cached copies are refreshed); `NotFoundError` for an unknown one. */
-  async setPaused(c: Conn, name: string, paused: boolean, now: number): Promise<void> {
-    const rows = await c.q(
-      "UPDATE queues SET paused = $1, updated_at = $2, version = nextval('config_version') WHERE name = $3 RETURNING 1",
-      [paused ? 1 : 0, now, name],
-    );
-    if (rows.length === 0) throw new NotFoundError("mqlite: queue not found");
+  /** Forgets the cached row of a queue this transaction changes, now and once it commits. */
+  forgetAfter(c: Conn, name: string): void {
     this.cache.delete(name);
     c.afterCommit(() => this.cache.delete(name));
-  }
-
-  /** Deletes the queue row; its messages go with it (ON DELETE CASCADE). */
-  async delete(c: Conn, name: string): Promise<boolean> {
-    this.cache.delete(name);
-    c.afterCommit(() => this.cache.delete(name));
-    return (await c.q("DELETE FROM queues WHERE name = $1 RETURNING 1", [name])).length > 0;
   }
 }

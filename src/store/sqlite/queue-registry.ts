@@ -13,8 +13,6 @@ export class QueueRegistry {
   private readonly selectOne;
   private readonly selectAll;
   private readonly upsertRow;
-  private readonly deleteRow;
-  private readonly pausedRow;
   private readonly isTopic;
 
   constructor(readonly db: SqliteDatabase) {
@@ -31,8 +29,6 @@ export class QueueRegistry {
         dedup_window_ms = excluded.dedup_window_ms, ordering_mode = excluded.ordering_mode,
         dlq_max_age_ms = excluded.dlq_max_age_ms, dlq_max_count = excluded.dlq_max_count,
         dlq_max_bytes = excluded.dlq_max_bytes, updated_at = excluded.updated_at`);
-    this.deleteRow = db.prepare("DELETE FROM queues WHERE name = ?");
-    this.pausedRow = db.prepare("UPDATE queues SET paused = ?, updated_at = ? WHERE name = ?");
     this.isTopic = db.prepare(
       "SELECT 1 WHERE EXISTS (SELECT 1 FROM subscriptions WHERE topic = @n) OR EXISTS (SELECT 1 FROM topics WHERE name = @n)",
     );
@@ -54,8 +50,13 @@ export class QueueRegistry {
     return row;
   }
 
+  /** Every queue's row, by name. */
+  rows(): QueueRow[] {
+    return this.selectAll.all() as QueueRow[];
+  }
+
   list(): QueueInfo[] {
-    return (this.selectAll.all() as QueueRow[]).map(queueInfoFromRow);
+    return this.rows().map(queueInfoFromRow);
   }
 
   /** True when `name` has subscriptions or is declared, i.e. is a live topic. */
@@ -65,7 +66,8 @@ export class QueueRegistry {
 
   /**
    * Creates the queue or replaces its whole config (inside a write). Refuses a live topic's name and
-   * a cross-kind upsert with `NameConflictError`.
+   * a cross-kind upsert with `NameConflictError` (the rule of `createQueue`, for the queues a send
+   * creates).
    */
   upsert(name: string, config: QueueConfig | undefined, now: number): void {
     const normalized = normalizeQueueConfig(config);
@@ -76,32 +78,17 @@ export class QueueRegistry {
         `mqlite: "${name}" exists as a ${existing.kind === "queue" ? "queue" : "subscription"}`,
       );
     }
-    this.upsertRow.run({
-      name,
-      ...normalized,
-      deadLetterOnExpire: normalized.deadLetterOnExpire ? 1 : 0,
-      now,
-    });
+    this.save(name, normalized, now);
+  }
+
+  /** Writes the queue's row: a new queue, or the whole config of an existing one (inside a write). */
+  save(name: string, config: Required<QueueConfig>, now: number): void {
+    this.upsertRow.run({ name, ...config, deadLetterOnExpire: config.deadLetterOnExpire ? 1 : 0, now });
     this.cache.delete(name);
   }
 
-  /** Creates a subscription's backing queue if it does not exist (a re-subscribe keeps its config). */
-  ensureBacking(name: string, config: QueueConfig | undefined, now: number): void {
-    if (this.selectOne.get(name)) return;
-    this.upsert(name, { ...config, kind: "subscription" }, now);
-  }
-
-  /** Deletes the queue row; its messages go with it (ON DELETE CASCADE). */
-  delete(name: string): boolean {
-    this.cache.delete(name);
-    return this.deleteRow.run(name).changes > 0;
-  }
-
-  /** Pauses or resumes a queue (inside a write); `NotFoundError` for an unknown one. */
-  setPaused(name: string, paused: boolean): void {
-    if (this.pausedRow.run(paused ? 1 : 0, Date.now(), name).changes === 0) {
-      throw new NotFoundError("mqlite: queue not found");
-    }
+  /** Forgets the cached row of a queue this write changes. */
+  forget(name: string): void {
     this.cache.delete(name);
   }
 

@@ -38,29 +38,18 @@ import type {
   EngineDeclaredTopic,
   EngineTopicLogStat,
   LeaseTopicOptions,
-  LogSubscribeOptions,
   PublishResult,
   ReadTopicOptions,
-  ReapOptions,
-  TaskSubscribeOptions,
-  TopicBacklog,
   TopicLogMessage,
 } from "../../contract/topic-service.js";
 import type {
   BrokerStatus,
-  FilterSample,
   Message,
   OutgoingMessage,
   PurgeOptions,
-  QueueConfig,
-  QueueInfo,
-  QueueStats,
   Readiness,
   RedriveOptions,
   SendOptions,
-  SubscribeOptions,
-  SubscriptionInfo,
-  TestFilterResult,
 } from "../../contract/types.js";
 import type { Clock } from "../../core/clock.js";
 import { systemClock } from "../../core/clock.js";
@@ -70,13 +59,11 @@ import {
   byCreation,
   DEFAULT_TOPIC_READ,
   DEFAULT_VISIBILITY_MS,
-  EPHEMERAL_GRACE_MS,
-  EPHEMERAL_LIVENESS_MS,
   MAX_TOPIC_READ,
   TOPIC_PURGE_LIMIT,
   taskDelivery,
 } from "../../core/fanout.js";
-import { compileFilter, filterMessage, testFilter } from "../../core/filters.js";
+import { compileFilter, filterMessage } from "../../core/filters.js";
 import {
   checkEvents,
   checkLogLines,
@@ -102,8 +89,7 @@ import {
 } from "../../core/port.js";
 import { type CountRow, statsFromCounts } from "../../core/queue-counts.js";
 import { awaitSettled } from "../../core/settled-waits.js";
-import { type Target, taskSpec } from "../../core/subscription-rows.js";
-import { type DeliveryCount, topicBacklog } from "../../core/topic-stats.js";
+import type { Target } from "../../core/subscription-rows.js";
 import {
   integer,
   nonNegative,
@@ -130,6 +116,7 @@ import { Maintenance } from "./maintenance.js";
 import { MessageLogs } from "./message-logs.js";
 import { MessageRecords } from "./message-records.js";
 import { LATEST_SCHEMA_VERSION } from "./migrations/index.js";
+import { SqliteQueueOps } from "./queue-ops.js";
 import { QueueRegistry } from "./queue-registry.js";
 import { fileReadiness } from "./readiness.js";
 import { SequenceNumbers } from "./sequence-numbers.js";
@@ -212,8 +199,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
   private readonly queues: QueueRegistry;
   private readonly subscriptions: Subscriptions;
   private readonly topicLog: TopicLog;
-  private allTopicCounts: { all(...params: unknown[]): unknown[] } | undefined;
-  private oneTopicCounts: { all(...params: unknown[]): unknown[] } | undefined;
   private readonly ids: SequenceNumbers;
   private readonly topicIds: SequenceNumbers;
   private readonly inserter: MessageInserter;
@@ -232,7 +217,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
   private readonly loops: Loops;
   protected readonly waiters: Waiters<Message>;
   private readonly logger: Logger;
-  private readonly maxMessageBytes: number;
+  protected readonly maxMessageBytes: number;
   private readonly dlqBounds: DlqBounds;
   private readonly openedAt: number;
   private readonly dataVersion;
@@ -242,9 +227,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
   private readonly checkpoints: CheckpointedFile | undefined;
   private readonly completedCounts = new Map<string, number>();
   private readonly sentCounts = new Map<string, number>();
-  private readonly statsRows;
-  private readonly oldestRow;
-  private readonly clearQueueAux;
   private readonly records: MessageRecords;
   private readonly workers: Workers;
   private readonly locks: Locks;
@@ -268,9 +250,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
     this.dataVersion = this.db.prepare("PRAGMA data_version").pluck();
     this.lastDataVersion = this.dataVersion.get() as number;
     this.queues = new QueueRegistry(this.db);
-    this.subscriptions = new Subscriptions(this.db, this.queues, (source) =>
-      compileFilter(source, this.logger),
-    );
+    this.subscriptions = new Subscriptions(this.db, (source) => compileFilter(source, this.logger));
     this.ids = new SequenceNumbers(this.db, "messages");
     this.topicIds = new SequenceNumbers(this.db, "topic_messages");
     this.topicLog = new TopicLog(this.db, this.topicIds);
@@ -281,7 +261,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
       settle: this.settleOps,
       claim: this.claimOps,
       send: {},
-      queues: {},
+      queues: new SqliteQueueOps(this.db, this.queues, this.subscriptions, this.topicLog),
       topics: {},
       maintenance: {},
       records: {},
@@ -299,21 +279,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
     this.records = new MessageRecords(this.db);
     this.workers = new Workers(this.db);
     this.locks = new Locks(this.db);
-    // Counts are kept by triggers (migration 9): a few rows, whatever the backlog. The oldest live
-    // message is the first by sequence in each of the two states: sequence numbers follow send
-    // time, so that is MIN(enqueued_at) in two index seeks instead of a read of every row.
-    this.statsRows = this.db.prepare("SELECT state, n FROM queue_counts WHERE queue = ?");
-    const firstIn = (state: string) =>
-      `SELECT * FROM (SELECT enqueued_at FROM messages INDEXED BY idx_msg_queue_state
-        WHERE queue = ? AND state = '${state}' ORDER BY id LIMIT 1)`;
-    this.oldestRow = this.db.prepare(
-      `SELECT min(enqueued_at) AS oldest FROM (${firstIn("active")} UNION ALL ${firstIn("locked")})`,
-    );
-    this.clearQueueAux = [
-      this.db.prepare("DELETE FROM dedup WHERE queue = ?"),
-      this.db.prepare("DELETE FROM settlement_receipts WHERE queue = ?"),
-      this.db.prepare("DELETE FROM receive_attempts WHERE queue = ?"),
-    ];
     // Crash recovery: only leases that have lapsed (another live process may hold the rest).
     this.writer.runNow(() => this.maintenance.reap(this.clock.now(), emptyResult()));
     // Last: nothing below can fail and leave the thread a connection to a file no broker holds.
@@ -428,50 +393,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
   }
 
   // --- queues -----------------------------------------------------------------------------------
-
-  createQueue(name: string, config?: QueueConfig): Promise<void> {
-    try {
-      requireName(name, "queue");
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((_ctx, now) => {
-      if (config?.kind === "subscription" && !this.queues.get(name) && !this.queues.isLiveTopic(name)) {
-        // A backing queue without its subscription could never be deleted or unsubscribed.
-        throw new InvalidArgumentError("mqlite: a subscription's backing queue is created by subscribe");
-      }
-      this.queues.upsert(name, config, now);
-    });
-  }
-
-  deleteQueue(name: string): Promise<void> {
-    return this.write(() => {
-      const q = this.queues.require(name);
-      if (q.kind === "subscription") {
-        throw new NameConflictError(
-          `mqlite: "${name}" is a subscription's backing queue; unsubscribe instead`,
-        );
-      }
-      this.dropQueue(name);
-    });
-  }
-
-  private dropQueue(name: string): void {
-    this.queues.delete(name);
-    for (const stmt of this.clearQueueAux) stmt.run(name);
-  }
-
-  listQueues(): Promise<QueueInfo[]> {
-    return this.read(() => this.queues.list());
-  }
-
-  stats(queue: string): Promise<QueueStats> {
-    return this.read(() => {
-      this.queues.require(queue);
-      const { oldest } = this.oldestRow.get(queue, queue) as { oldest: number | null };
-      return statsFromCounts(queue, this.statsRows.all(queue) as CountRow[], oldest, this.clock.now());
-    });
-  }
 
   /** Rows completed by this process since it opened, per queue (for metrics). */
   completedCount(queue: string): number {
@@ -782,83 +703,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
 
   // --- topics -----------------------------------------------------------------------------------
 
-  subscribe(topic: string, name: string, options: SubscribeOptions = {}): Promise<void> {
-    const filter = (options.filter ?? "").trim() === "" ? "" : (options.filter as string);
-    try {
-      requireName(topic, "topic");
-      requireName(name, "subscription");
-      if (topic === name)
-        throw new NameConflictError("mqlite: a subscription cannot be named after its topic");
-      if (filter) compileFilter(filter, this.logger, true);
-      if (options.config) {
-        const { kind: _ignored, ...rest } = options.config as QueueConfig;
-        options = { ...options, config: rest };
-      }
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((_ctx, now) =>
-      this.subscriptions.subscribeQueue(topic, name, filter, options.config, now),
-    );
-  }
-
-  unsubscribe(topic: string, name: string): Promise<void> {
-    return this.write(() => {
-      const row = this.subscriptions.unsubscribe(topic, name);
-      if (row.kind === "queue") this.dropQueue(name);
-      if (row.kind === "log") {
-        this.topicLog.dropSubscription(topic, name);
-        if (this.subscriptions.logSubscriptionCount(topic) === 0 && !this.topicLog.declared(topic)) {
-          this.topicLog.dropTopic(topic);
-        }
-      }
-    });
-  }
-
-  pauseSubscription(topic: string, name: string): Promise<void> {
-    return this.write((_ctx, now) => this.subscriptions.pause(topic, name, true, now));
-  }
-
-  resumeSubscription(topic: string, name: string): Promise<void> {
-    return this.write((_ctx, now) => this.subscriptions.pause(topic, name, false, now));
-  }
-
-  listSubscriptions(): Promise<SubscriptionInfo[]> {
-    return this.read(() => this.subscriptions.list());
-  }
-
-  testFilter(filter: string, sample?: FilterSample): Promise<TestFilterResult> {
-    return this.read(() => testFilter(filter, sample, this.clock.now(), this.maxMessageBytes));
-  }
-
   // --- job topics (TopicService) -----------------------------------------------------------------
-
-  subscribeTask(topic: string, name: string, options: TaskSubscribeOptions): Promise<void> {
-    let spec: ReturnType<typeof taskSpec>;
-    try {
-      requireName(topic, "topic");
-      requireName(name, "subscription");
-      spec = taskSpec(options, requireName, integer);
-      if (spec.filter) compileFilter(spec.filter, this.logger, true);
-      if (spec.queue === topic)
-        throw new NameConflictError("mqlite: a topic cannot deliver to a queue of its own name");
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((_ctx, now) => this.subscriptions.subscribeTask(topic, name, spec, now));
-  }
-
-  subscribeLog(topic: string, name: string, options: LogSubscribeOptions = {}): Promise<void> {
-    const filter = (options.filter ?? "").trim() === "" ? "" : (options.filter as string);
-    try {
-      requireName(topic, "topic");
-      requireName(name, "subscription");
-      if (filter) compileFilter(filter, this.logger, true);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((_ctx, now) => this.subscriptions.subscribeLog(topic, name, filter, now));
-  }
 
   publish(topic: string, message: OutgoingMessage, options: SendOptions = {}): Promise<PublishResult> {
     let prepared: PreparedMessage[];
@@ -943,15 +788,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
     return this.write(() => this.topicLog.nackMessage(topic, name, integer(id, "id")));
   }
 
-  topicStats(topic?: string): Promise<TopicBacklog[]> {
-    return this.read(() => {
-      const subs = this.subscriptions
-        .rows()
-        .filter((r) => r.kind === "task" && (topic === undefined || r.topic === topic));
-      return topicBacklog(subs, this.topicCounts(topic));
-    });
-  }
-
   topicLogStats(topic?: string): Promise<EngineTopicLogStat[]> {
     return this.read(() => {
       const subs = this.subscriptions
@@ -961,37 +797,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
     });
   }
 
-  reapSubscriptions(options: ReapOptions = {}): Promise<number> {
-    const liveness = options.livenessMs ?? EPHEMERAL_LIVENESS_MS;
-    const grace = options.graceMs ?? EPHEMERAL_GRACE_MS;
-    return this.write((_ctx, now) => this.subscriptions.reap(now - liveness, now - grace).length);
-  }
-
-  private topicCounts(topic: string | undefined): DeliveryCount[] {
-    if (topic === undefined) {
-      this.allTopicCounts ??= this.db.prepare(`
-        SELECT topic, subscription, state, count(*) AS n, min(enqueued_at) AS oldest FROM messages
-        WHERE topic IS NOT NULL GROUP BY topic, subscription, state`);
-      return this.allTopicCounts.all() as DeliveryCount[];
-    }
-    this.oneTopicCounts ??= this.db.prepare(`
-      SELECT topic, subscription, state, count(*) AS n, min(enqueued_at) AS oldest FROM messages
-      WHERE topic = ? GROUP BY topic, subscription, state`);
-    return this.oneTopicCounts.all(topic) as DeliveryCount[];
-  }
-
   // --- the job face's capabilities (JobService) ------------------------------------------------
-
-  pauseQueue(name: string): Promise<void> {
-    return this.write(() => this.queues.setPaused(name, true));
-  }
-
-  resumeQueue(name: string): Promise<void> {
-    return this.write((ctx) => {
-      this.queues.setPaused(name, false);
-      ctx.afterCommit(() => this.waiters.notify(name));
-    });
-  }
 
   cancelMessage(queue: string, seq: number, options: CancelMessageOptions = {}): Promise<CancelOutcome> {
     let retain: number;
