@@ -87,7 +87,6 @@ import {
   type Verb,
   type WriteScope,
 } from "../../core/port.js";
-import { type CountRow, statsFromCounts } from "../../core/queue-counts.js";
 import { awaitSettled } from "../../core/settled-waits.js";
 import type { Target } from "../../core/subscription-rows.js";
 import {
