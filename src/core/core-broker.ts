@@ -1,6 +1,14 @@
 import { InvalidArgumentError } from "../contract/errors.js";
 import { MAX_RENEW_BATCH } from "../contract/limits.js";
 import type {
+  DeclareTopicOptions,
+  EngineDeclaredTopic,
+  EngineTopicLogStat,
+  LeaseTopicOptions,
+  ReadTopicOptions,
+  TopicLogMessage,
+} from "../contract/topic-service.js";
+import type {
   AbandonOptions,
   CompleteItem,
   CompleteOptions,
@@ -10,10 +18,12 @@ import type {
   RenewBatchOptions,
   RenewResult,
 } from "../contract/types.js";
+import { DEFAULT_VISIBILITY_MS } from "./fanout.js";
 import { leaseCap } from "./lease.js";
 import type { Dialect } from "./port.js";
-import { nonNegativeDuration, seqNumber } from "./validate.js";
+import { integer, nonNegativeDuration, requireName, seqNumber } from "./validate.js";
 import * as settle from "./verbs/settle.js";
+import * as topics from "./verbs/topics.js";
 
 /**
  * The broker's verbs, written once over a storage dialect. A verb validates its input here (bad
@@ -107,6 +117,64 @@ export abstract class CoreBroker {
   // (end of queues)
 
   // --- topics: declared and log topics: declare, read, ack, lease, nack, stats ---
+
+  declareTopic(name: string, options: DeclareTopicOptions = {}): Promise<void> {
+    return this.guard(() => {
+      requireName(name, "topic");
+      const retention =
+        options.retentionMs === undefined || options.retentionMs === null
+          ? null
+          : nonNegativeDuration(options.retentionMs, "retention_ms");
+      return this.dialect.write((w) => topics.declareTopic(w, name, retention));
+    });
+  }
+
+  listDeclaredTopics(): Promise<EngineDeclaredTopic[]> {
+    return this.dialect.read(() => topics.listDeclaredTopics());
+  }
+
+  readTopic(topic: string, name: string, options: ReadTopicOptions = {}): Promise<TopicLogMessage[]> {
+    return this.guard(() => {
+      const limit = topics.topicLimit(options.limit);
+      return this.dialect.read((now) => topics.readTopic(now, topic, name, limit));
+    });
+  }
+
+  ackTopic(topic: string, name: string, id: number): Promise<boolean> {
+    return this.guard(() => {
+      const ref = { topic, name, id: integer(id, "id") };
+      return this.dialect.write((w) => topics.ackTopic(w, ref), { oneStatement: true });
+    });
+  }
+
+  leaseTopic(topic: string, name: string, options: LeaseTopicOptions = {}): Promise<TopicLogMessage[]> {
+    return this.guard(() => {
+      const visibility =
+        options.visibilityMs === undefined
+          ? DEFAULT_VISIBILITY_MS
+          : nonNegativeDuration(options.visibilityMs, "visibility_ms");
+      const limit = topics.topicLimit(options.limit);
+      return this.dialect.write((w) => topics.leaseTopic(w, topic, name, limit, visibility));
+    });
+  }
+
+  ackMessage(topic: string, name: string, id: number): Promise<boolean> {
+    return this.guard(() => {
+      const ref = { topic, name, id: integer(id, "id") };
+      return this.dialect.write((w) => topics.ackMessage(w, ref), { oneStatement: true });
+    });
+  }
+
+  nackMessage(topic: string, name: string, id: number): Promise<boolean> {
+    return this.guard(() => {
+      const ref = { topic, name, id: integer(id, "id") };
+      return this.dialect.write((w) => topics.nackMessage(w, ref), { oneStatement: true });
+    });
+  }
+
+  topicLogStats(topic?: string): Promise<EngineTopicLogStat[]> {
+    return this.dialect.read((now) => topics.topicLogStats(now, topic));
+  }
 
   // (end of topics)
 

@@ -39,7 +39,6 @@ export class Subscriptions {
   private readonly deleteRow;
   private readonly setPaused;
   private readonly countRows;
-  private readonly setCursor;
   private readonly reapRows;
   private readonly countLogSubs;
 
@@ -62,9 +61,6 @@ export class Subscriptions {
       "UPDATE subscriptions SET paused = ?, updated_at = ? WHERE topic = ? AND name = ?",
     );
     this.countRows = db.prepare("SELECT count(*) AS n FROM subscriptions");
-    this.setCursor = db.prepare(`
-      UPDATE subscriptions SET cursor = @id WHERE topic = @topic AND name = @name AND kind = 'log'
-        AND (cursor IS NULL OR cursor < @id)`);
     this.reapRows = db.prepare(`
       DELETE FROM subscriptions WHERE durable = 0 AND created_at < @graceBefore
         AND (owner IS NULL OR owner NOT IN (SELECT id FROM workers WHERE last_heartbeat > @liveAfter))
@@ -160,12 +156,6 @@ export class Subscriptions {
     if (existing && existing.kind === "queue") {
       throw new NameConflictError(`mqlite: "${name}" is a queue subscription of "${topic}"`);
     }
-  }
-
-  /** Moves a log subscription's cursor forward (never back). */
-  ack(topic: string, name: string, id: number): boolean {
-    const changed = this.setCursor.run({ topic, name, id }).changes > 0;
-    return changed;
   }
 
   /** Removes a subscription. */
