@@ -46,6 +46,24 @@ export interface LogRef {
   id: number;
 }
 
+/** A read of the log: live rows after `after`. */
+export interface LogRead {
+  topic: string;
+  after: number;
+  now: number;
+  limit: number;
+}
+
+/** What one lease pass hands out (`leased`, until `until`) and settles at once (`skipped`). */
+export interface LeaseGrant {
+  topic: string;
+  name: string;
+  now: number;
+  until: number;
+  leased: number[];
+  skipped: number[];
+}
+
 /**
  * The statements the topics verbs need (declared and log topics: declare, read, ack, lease, nack,
  * stats). A log row is live while it has no expiry or its expiry is after `now`.
@@ -61,24 +79,17 @@ export interface TopicOps {
    * Up to `limit` live log rows after `after`, oldest first; with `maxBytes`, ending with the row
    * whose bytes (as `rowBytes` counts them) bring the total to it.
    */
-  rows(a: { topic: string; after: number; now: number; limit: number; maxBytes?: number }): TopicMessageRow[];
+  rows(a: LogRead & { maxBytes?: number }): TopicMessageRow[];
   /**
    * Up to `limit` live log rows after `after` that subscription `name` may lease (never leased, or
    * whose lease lapsed or was given back), oldest first, each with `attempts`: its leases so far.
    */
-  leasable(a: { topic: string; name: string; after: number; now: number; limit: number }): TopicMessageRow[];
+  leasable(a: LogRead & { name: string }): TopicMessageRow[];
   /**
    * Leases the `leased` rows to `name` until `until` (counting an attempt each); records the
    * `skipped` ones (its filter refuses them) as acknowledged without an attempt.
    */
-  lease(a: {
-    topic: string;
-    name: string;
-    now: number;
-    until: number;
-    leased: number[];
-    skipped: number[];
-  }): void;
+  lease(a: LeaseGrant): void;
   /** Moves a log subscription's cursor up to `id`; false when it is no log subscription or is there already. */
   moveCursor(a: LogRef): boolean;
   /** Acknowledges a leased row; false when it is not leased (never, or acknowledged already). */

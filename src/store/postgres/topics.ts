@@ -1,6 +1,14 @@
 import type { TopicMessageRow } from "../../core/fanout.js";
 import type { Async } from "../../core/port.js";
-import type { DeclaredRow, LogLag, LogRef, LogSubscription, TopicOps } from "../../core/verbs/topics.js";
+import type {
+  DeclaredRow,
+  LeaseGrant,
+  LogLag,
+  LogRead,
+  LogRef,
+  LogSubscription,
+  TopicOps,
+} from "../../core/verbs/topics.js";
 import type { Conn } from "./db.js";
 import { lockAll, xactLockKey } from "./locks.js";
 import { pgName } from "./names.js";
@@ -94,37 +102,18 @@ export class PgTopicOps implements Async<TopicOps> {
     };
   }
 
-  rows(a: {
-    topic: string;
-    after: number;
-    now: number;
-    limit: number;
-    maxBytes?: number;
-  }): Promise<TopicMessageRow[]> {
+  rows(a: LogRead & { maxBytes?: number }): Promise<TopicMessageRow[]> {
     const args = [pgName(a.topic), a.after, a.now, a.limit];
     return a.maxBytes === undefined
       ? this.c.q<TopicMessageRow>(READ, args)
       : this.c.q<TopicMessageRow>(READ_WITHIN, [...args, a.maxBytes]);
   }
 
-  leasable(a: {
-    topic: string;
-    name: string;
-    after: number;
-    now: number;
-    limit: number;
-  }): Promise<TopicMessageRow[]> {
+  leasable(a: LogRead & { name: string }): Promise<TopicMessageRow[]> {
     return this.c.q<TopicMessageRow>(LEASABLE, [pgName(a.topic), pgName(a.name), a.now, a.after, a.limit]);
   }
 
-  async lease(a: {
-    topic: string;
-    name: string;
-    now: number;
-    until: number;
-    leased: number[];
-    skipped: number[];
-  }): Promise<void> {
+  async lease(a: LeaseGrant): Promise<void> {
     await this.c.q(LEASE, [pgName(a.topic), pgName(a.name), a.now, a.until, a.leased, a.skipped]);
   }
 

@@ -1,6 +1,14 @@
 import { rowBytes } from "../../core/answer-budget.js";
 import type { TopicMessageRow } from "../../core/fanout.js";
-import type { DeclaredRow, LogLag, LogRef, LogSubscription, TopicOps } from "../../core/verbs/topics.js";
+import type {
+  DeclaredRow,
+  LeaseGrant,
+  LogLag,
+  LogRead,
+  LogRef,
+  LogSubscription,
+  TopicOps,
+} from "../../core/verbs/topics.js";
 import type { SqliteDatabase } from "./database.js";
 import type { QueueRegistry } from "./queue-registry.js";
 import type { Subscriptions } from "./subscriptions.js";
@@ -81,13 +89,7 @@ export class SqliteTopicOps implements TopicOps {
     return { cursor: row.cursor, filter: target?.filter };
   }
 
-  rows(a: {
-    topic: string;
-    after: number;
-    now: number;
-    limit: number;
-    maxBytes?: number;
-  }): TopicMessageRow[] {
+  rows(a: LogRead & { maxBytes?: number }): TopicMessageRow[] {
     const { topic, after, now, limit } = a;
     if (a.maxBytes === undefined) return this.readRows.all({ topic, after, now, limit }) as TopicMessageRow[];
     const out: TopicMessageRow[] = [];
@@ -101,18 +103,12 @@ export class SqliteTopicOps implements TopicOps {
     return out;
   }
 
-  leasable(a: { topic: string; name: string; after: number; now: number; limit: number }): TopicMessageRow[] {
-    return this.leaseRows.all(a) as TopicMessageRow[];
+  leasable(a: LogRead & { name: string }): TopicMessageRow[] {
+    const { topic, name, after, now, limit } = a;
+    return this.leaseRows.all({ topic, name, after, now, limit }) as TopicMessageRow[];
   }
 
-  lease(a: {
-    topic: string;
-    name: string;
-    now: number;
-    until: number;
-    leased: number[];
-    skipped: number[];
-  }): void {
+  lease(a: LeaseGrant): void {
     const { topic, name, now, until } = a;
     for (const id of a.skipped) this.markSkipped.run({ topic, name, id, now });
     for (const id of a.leased) this.upsertDelivery.run({ topic, name, id, until, now });
