@@ -2,10 +2,16 @@ import { InvalidArgumentError, NameConflictError } from "../contract/errors.js";
 import type { ReceiveAnyOptions } from "../contract/job-service.js";
 import { MAX_RENEW_BATCH } from "../contract/limits.js";
 import type {
+  DeclareTopicOptions,
+  EngineDeclaredTopic,
+  EngineTopicLogStat,
+  LeaseTopicOptions,
   LogSubscribeOptions,
+  ReadTopicOptions,
   ReapOptions,
   TaskSubscribeOptions,
   TopicBacklog,
+  TopicLogMessage,
 } from "../contract/topic-service.js";
 import type {
   AbandonOptions,
@@ -29,7 +35,7 @@ import type {
 } from "../contract/types.js";
 import { MESSAGE_STATES } from "../contract/types.js";
 import type { Clock } from "./clock.js";
-import { EPHEMERAL_GRACE_MS, EPHEMERAL_LIVENESS_MS } from "./fanout.js";
+import { DEFAULT_VISIBILITY_MS, EPHEMERAL_GRACE_MS, EPHEMERAL_LIVENESS_MS } from "./fanout.js";
 import { checkFilter, testFilter } from "./filters.js";
 import { validateGates } from "./gates.js";
 import { leaseCap } from "./lease.js";
@@ -42,6 +48,7 @@ import * as claim from "./verbs/claim.js";
 import * as queues from "./verbs/queues.js";
 import * as settle from "./verbs/settle.js";
 import * as subscriptions from "./verbs/subscriptions.js";
+import * as topics from "./verbs/topics.js";
 import type { Take, Waiters } from "./waiters.js";
 
 /**
@@ -328,6 +335,64 @@ export abstract class CoreBroker {
   // (end of queues)
 
   // --- topics: declared and log topics: declare, read, ack, lease, nack, stats ---
+
+  declareTopic(name: string, options: DeclareTopicOptions = {}): Promise<void> {
+    return this.guard(() => {
+      requireName(name, "topic");
+      const retention =
+        options.retentionMs === undefined || options.retentionMs === null
+          ? null
+          : nonNegativeDuration(options.retentionMs, "retention_ms");
+      return this.dialect.write((w) => topics.declareTopic(w, name, retention));
+    });
+  }
+
+  listDeclaredTopics(): Promise<EngineDeclaredTopic[]> {
+    return this.dialect.read(() => topics.listDeclaredTopics());
+  }
+
+  readTopic(topic: string, name: string, options: ReadTopicOptions = {}): Promise<TopicLogMessage[]> {
+    return this.guard(() => {
+      const limit = topics.topicLimit(options.limit);
+      return this.dialect.read((now) => topics.readTopic(now, topic, name, limit));
+    });
+  }
+
+  ackTopic(topic: string, name: string, id: number): Promise<boolean> {
+    return this.guard(() => {
+      const ref = { topic, name, id: integer(id, "id") };
+      return this.dialect.write((w) => topics.ackTopic(w, ref), { oneStatement: true });
+    });
+  }
+
+  leaseTopic(topic: string, name: string, options: LeaseTopicOptions = {}): Promise<TopicLogMessage[]> {
+    return this.guard(() => {
+      const visibility =
+        options.visibilityMs === undefined
+          ? DEFAULT_VISIBILITY_MS
+          : nonNegativeDuration(options.visibilityMs, "visibility_ms");
+      const limit = topics.topicLimit(options.limit);
+      return this.dialect.write((w) => topics.leaseTopic(w, topic, name, limit, visibility));
+    });
+  }
+
+  ackMessage(topic: string, name: string, id: number): Promise<boolean> {
+    return this.guard(() => {
+      const ref = { topic, name, id: integer(id, "id") };
+      return this.dialect.write((w) => topics.ackMessage(w, ref), { oneStatement: true });
+    });
+  }
+
+  nackMessage(topic: string, name: string, id: number): Promise<boolean> {
+    return this.guard(() => {
+      const ref = { topic, name, id: integer(id, "id") };
+      return this.dialect.write((w) => topics.nackMessage(w, ref), { oneStatement: true });
+    });
+  }
+
+  topicLogStats(topic?: string): Promise<EngineTopicLogStat[]> {
+    return this.dialect.read((now) => topics.topicLogStats(now, topic));
+  }
 
   // (end of topics)
 

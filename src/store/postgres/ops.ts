@@ -3,12 +3,12 @@ import type { FlowOps } from "../../core/verbs/flows.js";
 import type { MaintenanceOps } from "../../core/verbs/maintenance.js";
 import type { RecordOps } from "../../core/verbs/records.js";
 import type { SendOps } from "../../core/verbs/send.js";
-import type { TopicOps } from "../../core/verbs/topics.js";
 
 import { PgClaimOps, type PgClaimShared } from "./claim.js";
 import type { Conn } from "./db.js";
 import { type PgQueueContext, PgQueueOps } from "./queue-ops.js";
 import { PgSettleOps } from "./settle.js";
+import { PgTopicOps } from "./topics.js";
 
 type PgOps = { [K in keyof Ops]: Async<Ops[K]> };
 
@@ -17,6 +17,7 @@ class ConnectionOps implements PgOps {
   private settleOps: PgSettleOps | undefined;
   private claimOps: PgClaimOps | undefined;
   private queueOps: PgQueueOps | undefined;
+  private topicOps: PgTopicOps | undefined;
 
   constructor(
     private readonly c: Conn,
@@ -43,8 +44,9 @@ class ConnectionOps implements PgOps {
     return this.queueOps;
   }
 
-  get topics(): Async<TopicOps> {
-    return {};
+  get topics(): PgTopicOps {
+    this.topicOps ??= new PgTopicOps(this.c, this.shared.schema, this.shared.subscriptions);
+    return this.topicOps;
   }
 
   get maintenance(): Async<MaintenanceOps> {

@@ -36,8 +36,12 @@ import type {
   EngineDeclaredTopic,
   EngineTopicLogStat,
   LeaseTopicOptions,
+  LogSubscribeOptions,
   PublishResult,
   ReadTopicOptions,
+  ReapOptions,
+  TaskSubscribeOptions,
+  TopicBacklog,
   TopicLogMessage,
 } from "../../contract/topic-service.js";
 import type {
@@ -56,10 +60,12 @@ import { type DlqBounds, NO_DLQ_BOUNDS } from "../../core/dlq-bounds.js";
 import {
   DEFAULT_TOPIC_READ,
   DEFAULT_VISIBILITY_MS,
+  EPHEMERAL_GRACE_MS,
+  EPHEMERAL_LIVENESS_MS,
   MAX_TOPIC_READ,
   TOPIC_PURGE_LIMIT,
 } from "../../core/fanout.js";
-import { compileFilter } from "../../core/filters.js";
+import { compileFilter, testFilter } from "../../core/filters.js";
 import {
   checkEvents,
   checkLogLines,
@@ -603,83 +609,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
     });
   }
 
-  async declareTopic(name: string, options: DeclareTopicOptions = {}): Promise<void> {
-    requireName(name, "topic");
-    const retention =
-      options.retentionMs === undefined || options.retentionMs === null
-        ? null
-        : nonNegativeDuration(options.retentionMs, "retention_ms");
-    await this.write(async (c, now) => {
-      await this.lockNamespace(c);
-      if (await this.queues.get(c, name))
-        throw new NameConflictError(`mqlite: "${name}" is the name of a queue`);
-      await this.topicLog.declare(c, name, retention, now);
-    });
-  }
-
-  listDeclaredTopics(): Promise<EngineDeclaredTopic[]> {
-    return this.read((c) => this.topicLog.listDeclared(c));
-  }
-
-  async readTopic(topic: string, name: string, options: ReadTopicOptions = {}): Promise<TopicLogMessage[]> {
-    const limit = topicLimit(options.limit);
-    if (limit === 0) return [];
-    topic = pgName(topic);
-    name = pgName(name);
-    return this.read(async (c) => {
-      const sub = await this.subscriptions.row(c, topic, name);
-      if (sub?.kind !== "log") return [];
-      return this.topicLog.read(
-        c,
-        topic,
-        sub.cursor === null ? null : Number(sub.cursor),
-        limit,
-        this.clock.now(),
-        this.subscriptions.filterFor(sub),
-      );
-    });
-  }
-
-  async ackTopic(topic: string, name: string, id: number): Promise<boolean> {
-    const n = integer(id, "id");
-    return this.one((c) => this.subscriptions.ack(c, pgName(topic), pgName(name), n));
-  }
-
-  async leaseTopic(topic: string, name: string, options: LeaseTopicOptions = {}): Promise<TopicLogMessage[]> {
-    const visibility =
-      options.visibilityMs === undefined
-        ? DEFAULT_VISIBILITY_MS
-        : nonNegativeDuration(options.visibilityMs, "visibility_ms");
-    const limit = topicLimit(options.limit);
-    if (limit === 0) return [];
-    topic = pgName(topic);
-    name = pgName(name);
-    return this.write(async (c, now) => {
-      const sub = await this.subscriptions.row(c, topic, name);
-      if (sub?.kind !== "log") return [];
-      return this.topicLog.lease(c, topic, name, limit, visibility, now, this.subscriptions.filterFor(sub));
-    });
-  }
-
-  async ackMessage(topic: string, name: string, id: number): Promise<boolean> {
-    const n = integer(id, "id");
-    return this.one((c) => this.topicLog.ackMessage(c, pgName(topic), pgName(name), n));
-  }
-
-  async nackMessage(topic: string, name: string, id: number): Promise<boolean> {
-    const n = integer(id, "id");
-    return this.one((c) => this.topicLog.nackMessage(c, pgName(topic), pgName(name), n));
-  }
-
-  topicLogStats(topic?: string): Promise<EngineTopicLogStat[]> {
-    return this.read(async (c) => {
-      const subs = (await this.subscriptions.rows(c)).filter(
-        (r) => r.kind === "log" && (topic === undefined || r.topic === topic),
-      );
-      return this.topicLog.logStats(c, subs, this.clock.now());
-    });
-  }
-
   // --- the job face's capabilities (JobService) ------------------------------------------------
 
   async cancelMessage(
@@ -1012,12 +941,4 @@ function mergeResult(into: MaintenanceResult, from: MaintenanceResult): void {
   into.retentionDropped += from.retentionDropped;
   into.retainedDropped += from.retainedDropped;
   into.settled.push(...from.settled);
-}
-
-/** A read's or lease's limit: absent 100, ≤0 nothing, at most 1000. */
-function topicLimit(limit: number | undefined): number {
-  if (limit === undefined || limit === null) return DEFAULT_TOPIC_READ;
-  const n = Math.trunc(Number(limit));
-  if (!Number.isFinite(n) || n <= 0) return 0;
-  return Math.min(n, MAX_TOPIC_READ);
 }

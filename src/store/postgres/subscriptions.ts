@@ -38,16 +38,6 @@ export class PgSubscriptions {
     return row;
   }
 
-  /** Moves a log subscription's cursor forward (never back). */
-  async ack(c: Conn, topic: string, name: string, id: number): Promise<boolean> {
-    const rows = await c.q(
-      `UPDATE subscriptions SET cursor = $3 WHERE topic = $1 AND name = $2 AND kind = 'log'
-         AND (cursor IS NULL OR cursor < $3) RETURNING 1`,
-      [topic, name, id],
-    );
-    return rows.length > 0;
-  }
-
   async logSubscriptionCount(c: Conn, topic: string): Promise<number> {
     const [r] = await c.q<{ n: number }>(
       "SELECT count(*)::int AS n FROM subscriptions WHERE topic = $1 AND kind = 'log'",

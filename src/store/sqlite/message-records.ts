@@ -7,11 +7,11 @@ import type {
   MessageRecord,
 } from "../../contract/job-service.js";
 import { MESSAGE_STATES, type MessageState, SETTLED_STATES } from "../../contract/types.js";
+import { ANSWER_BUDGET_BYTES, AnswerBudget } from "../../core/answer-budget.js";
 import { leaseFence } from "../../core/lease-fence.js";
 import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "../../core/message-row.js";
 import { RECEIPT_TTL_MS } from "../../core/receipts.js";
 import { keepNewest } from "../../core/validate.js";
-import { ANSWER_BUDGET_BYTES, AnswerBudget } from "./answer-budget.js";
 import type { SqliteDatabase } from "./database.js";
 import { keptCompletionReceiptsSql } from "./receipts.js";
 

@@ -33,13 +33,16 @@ import type {
 import { type Logger, stderrLogger } from "../../contract/logger.js";
 import { messageOf } from "../../contract/message-of.js";
 import type {
-  DeclareTopicOptions,
   Delivery,
   EngineDeclaredTopic,
   EngineTopicLogStat,
   LeaseTopicOptions,
+  LogSubscribeOptions,
   PublishResult,
   ReadTopicOptions,
+  ReapOptions,
+  TaskSubscribeOptions,
+  TopicBacklog,
   TopicLogMessage,
 } from "../../contract/topic-service.js";
 import type {
@@ -59,6 +62,8 @@ import {
   byCreation,
   DEFAULT_TOPIC_READ,
   DEFAULT_VISIBILITY_MS,
+  EPHEMERAL_GRACE_MS,
+  EPHEMERAL_LIVENESS_MS,
   MAX_TOPIC_READ,
   TOPIC_PURGE_LIMIT,
   taskDelivery,
@@ -124,6 +129,7 @@ import { mapSqliteError } from "./sqlite-errors.js";
 import { Subscriptions } from "./subscriptions.js";
 import type { SyncMode } from "./sync-mode.js";
 import { TopicLog } from "./topic-log.js";
+import { SqliteTopicOps } from "./topics.js";
 import { Workers } from "./workers.js";
 import { Writer } from "./writer.js";
 
@@ -261,7 +267,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
       claim: this.claimOps,
       send: {},
       queues: new SqliteQueueOps(this.db, this.queues, this.subscriptions, this.topicLog),
-      topics: {},
+      topics: new SqliteTopicOps(this.db, this.topicLog, this.queues, this.subscriptions),
       maintenance: {},
       records: {},
       flows: {},
@@ -725,77 +731,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
     });
   }
 
-  declareTopic(name: string, options: DeclareTopicOptions = {}): Promise<void> {
-    let retention: number | null;
-    try {
-      requireName(name, "topic");
-      retention =
-        options.retentionMs === undefined || options.retentionMs === null
-          ? null
-          : nonNegativeDuration(options.retentionMs, "retention_ms");
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((_ctx, now) => {
-      if (this.queues.get(name)) throw new NameConflictError(`mqlite: "${name}" is the name of a queue`);
-      this.topicLog.declare(name, retention, now);
-    });
-  }
-
-  listDeclaredTopics(): Promise<EngineDeclaredTopic[]> {
-    return this.read(() => this.topicLog.listDeclared());
-  }
-
-  readTopic(topic: string, name: string, options: ReadTopicOptions = {}): Promise<TopicLogMessage[]> {
-    return this.read(() => {
-      const limit = topicLimit(options.limit);
-      const sub = this.subscriptions.row(topic, name);
-      if (limit === 0 || !sub || sub.kind !== "log") return [];
-      const target = this.subscriptions.targets(topic)?.find((t) => t.name === name);
-      return this.topicLog.read(topic, sub.cursor, limit, this.clock.now(), target?.filter);
-    });
-  }
-
-  ackTopic(topic: string, name: string, id: number): Promise<boolean> {
-    return this.write(() => this.subscriptions.ack(topic, name, integer(id, "id")));
-  }
-
-  leaseTopic(topic: string, name: string, options: LeaseTopicOptions = {}): Promise<TopicLogMessage[]> {
-    let visibility: number;
-    try {
-      visibility =
-        options.visibilityMs === undefined
-          ? DEFAULT_VISIBILITY_MS
-          : nonNegativeDuration(options.visibilityMs, "visibility_ms");
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    const limit = topicLimit(options.limit);
-    return this.write((_ctx, now) => {
-      const sub = this.subscriptions.row(topic, name);
-      if (limit === 0 || !sub || sub.kind !== "log") return [];
-      const target = this.subscriptions.targets(topic)?.find((t) => t.name === name);
-      return this.topicLog.lease(topic, name, limit, visibility, now, target?.filter);
-    });
-  }
-
-  ackMessage(topic: string, name: string, id: number): Promise<boolean> {
-    return this.write(() => this.topicLog.ackMessage(topic, name, integer(id, "id")));
-  }
-
-  nackMessage(topic: string, name: string, id: number): Promise<boolean> {
-    return this.write(() => this.topicLog.nackMessage(topic, name, integer(id, "id")));
-  }
-
-  topicLogStats(topic?: string): Promise<EngineTopicLogStat[]> {
-    return this.read(() => {
-      const subs = this.subscriptions
-        .rows()
-        .filter((r) => r.kind === "log" && (topic === undefined || r.topic === topic));
-      return this.topicLog.logStats(subs, this.clock.now());
-    });
-  }
-
   // --- the job face's capabilities (JobService) ------------------------------------------------
 
   cancelMessage(queue: string, seq: number, options: CancelMessageOptions = {}): Promise<CancelOutcome> {
@@ -1200,14 +1135,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
       return { seqNumber: seq, created: true };
     });
   }
-}
-
-/** A read's or lease's limit: absent 100, ≤0 nothing, at most 1000. */
-function topicLimit(limit: number | undefined): number {
-  if (limit === undefined || limit === null) return DEFAULT_TOPIC_READ;
-  const n = Math.trunc(Number(limit));
-  if (!Number.isFinite(n) || n <= 0) return 0;
-  return Math.min(n, MAX_TOPIC_READ);
 }
 
 function mergeResult(into: MaintenanceResult, from: MaintenanceResult): void {

@@ -15,7 +15,6 @@ export class Subscriptions {
   private readonly one;
   private readonly all;
   private readonly countRows;
-  private readonly setCursor;
   private readonly countLogSubs;
 
   constructor(
@@ -26,9 +25,6 @@ export class Subscriptions {
     this.one = db.prepare("SELECT * FROM subscriptions WHERE topic = ? AND name = ?");
     this.all = db.prepare("SELECT * FROM subscriptions ORDER BY topic, name");
     this.countRows = db.prepare("SELECT count(*) AS n FROM subscriptions");
-    this.setCursor = db.prepare(`
-      UPDATE subscriptions SET cursor = @id WHERE topic = @topic AND name = @name AND kind = 'log'
-        AND (cursor IS NULL OR cursor < @id)`);
     this.countLogSubs = db.prepare(
       "SELECT count(*) AS n FROM subscriptions WHERE topic = ? AND kind = 'log'",
     );
@@ -48,12 +44,6 @@ export class Subscriptions {
   /** One subscription row, or undefined. */
   row(topic: string, name: string): SubscriptionRow | undefined {
     return this.one.get(topic, name) as SubscriptionRow | undefined;
-  }
-
-  /** Moves a log subscription's cursor forward (never back). */
-  ack(topic: string, name: string, id: number): boolean {
-    const changed = this.setCursor.run({ topic, name, id }).changes > 0;
-    return changed;
   }
 
   /** How many log subscriptions a topic has (paused ones included). */

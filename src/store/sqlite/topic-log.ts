@@ -1,18 +1,4 @@
-import type {
-  EngineDeclaredTopic,
-  EngineTopicLogStat,
-  TopicLogMessage,
-} from "../../contract/topic-service.js";
-import {
-  FILTERED_READ_BATCH,
-  logFilterMessage,
-  type TopicMessageRow,
-  topicMessage,
-} from "../../core/fanout.js";
 import type { PreparedMessage } from "../../core/outgoing.js";
-import type { SubscriptionRow } from "../../core/subscription-rows.js";
-import type { MessageFilter } from "../../filter/index.js";
-import { AnswerBudget } from "./answer-budget.js";
 import type { SqliteDatabase } from "./database.js";
 import type { SequenceNumbers } from "./sequence-numbers.js";
 
@@ -22,25 +8,18 @@ interface DeclaredRow {
   created_at: number;
 }
 
-const LIVE = "(expires_at = 0 OR expires_at > @now)";
-
 /**
- * The topic log, declared topics and per-message leases, inside the caller's transaction. One row
- * per publish whatever the number of log subscriptions; compaction deletes what every log
- * subscription consumed (expired rows first, then up to the slowest cursor, then messages every
- * per-message consumer acknowledged).
+ * The topic log's appends, declared topics (cached for publish) and compaction, inside the caller's
+ * transaction; reads, leases and acknowledgements are `SqliteTopicOps`. One row per publish
+ * whatever the number of log subscriptions; compaction deletes what every log subscription
+ * consumed (expired rows first, then up to the slowest cursor, then messages every per-message
+ * consumer acknowledged).
  */
 export class TopicLog {
   private readonly declaredCache = new Map<string, DeclaredRow | null>();
   private readonly selectDeclared;
   private readonly upsertDeclared;
-  private readonly allDeclared;
   private readonly insertRow;
-  private readonly readRows;
-  private readonly leaseRows;
-  private readonly upsertDelivery;
-  private readonly ackRow;
-  private readonly nackRow;
   private readonly dropSubDeliveries;
   private readonly dropTopicRows;
   private readonly dropTopicDeliveries;
@@ -50,8 +29,6 @@ export class TopicLog {
   private readonly compactBelow;
   private readonly perMessageTopics;
   private readonly compactAcked;
-  private readonly lagOf;
-  private readonly markSkipped;
 
   constructor(
     db: SqliteDatabase,
@@ -61,34 +38,10 @@ export class TopicLog {
     this.upsertDeclared = db.prepare(`
       INSERT INTO topics (name, retention_ms, created_at, updated_at) VALUES (?, ?, ?, ?)
       ON CONFLICT (name) DO UPDATE SET retention_ms = excluded.retention_ms, updated_at = excluded.updated_at`);
-    this.allDeclared = db.prepare("SELECT * FROM topics ORDER BY name");
     this.insertRow = db.prepare(`
       INSERT INTO topic_messages (id, topic, created_at, expires_at, message_id, correlation_id, content_type, subject,
         properties, body)
       VALUES (@id, @topic, @now, @expiresAt, @messageId, @correlationId, @contentType, @subject, @propertiesJson, @body)`);
-    this.readRows = db.prepare(
-      `SELECT * FROM topic_messages WHERE topic = @topic AND id > @after AND ${LIVE} ORDER BY id LIMIT @limit`,
-    );
-    this.leaseRows = db.prepare(`
-      SELECT m.*, coalesce(d.attempts, 0) AS attempts FROM topic_messages m
-      LEFT JOIN topic_deliveries d ON d.topic = m.topic AND d.subscription = @name AND d.message_id = m.id
-      WHERE m.topic = @topic AND m.id > @after AND (m.expires_at = 0 OR m.expires_at > @now)
-        AND (d.message_id IS NULL OR (d.acked = 0 AND d.lease_expires_at <= @now))
-      ORDER BY m.id LIMIT @limit`);
-    this.upsertDelivery = db.prepare(`
-      INSERT INTO topic_deliveries (topic, subscription, message_id, acked, attempts, lease_expires_at, delivered_at)
-      VALUES (@topic, @name, @id, 0, 1, @until, @now)
-      ON CONFLICT (topic, subscription, message_id) DO UPDATE SET attempts = attempts + 1,
-        lease_expires_at = excluded.lease_expires_at, delivered_at = excluded.delivered_at`);
-    this.markSkipped = db.prepare(`
-      INSERT INTO topic_deliveries (topic, subscription, message_id, acked, attempts, lease_expires_at, delivered_at)
-      VALUES (@topic, @name, @id, 1, 0, 0, @now) ON CONFLICT DO NOTHING`);
-    this.ackRow = db.prepare(
-      "UPDATE topic_deliveries SET acked = 1 WHERE topic = ? AND subscription = ? AND message_id = ? AND acked = 0",
-    );
-    this.nackRow = db.prepare(
-      "UPDATE topic_deliveries SET lease_expires_at = 0 WHERE topic = ? AND subscription = ? AND message_id = ? AND acked = 0",
-    );
     this.dropSubDeliveries = db.prepare("DELETE FROM topic_deliveries WHERE topic = ? AND subscription = ?");
     this.dropTopicRows = db.prepare("DELETE FROM topic_messages WHERE topic = ?");
     this.dropTopicDeliveries = db.prepare("DELETE FROM topic_deliveries WHERE topic = ?");
@@ -116,9 +69,6 @@ export class TopicLog {
                AND d.subscription IN (SELECT name FROM subscriptions WHERE topic = m.topic AND kind = 'log')) >= @subs
         ORDER BY m.id LIMIT @limit)
       RETURNING id`);
-    this.lagOf = db.prepare(
-      `SELECT count(*) AS n, min(created_at) AS oldest FROM topic_messages WHERE topic = @topic AND id > @after AND ${LIVE}`,
-    );
   }
 
   // --- declared topics --------------------------------------------------------------------------
@@ -135,14 +85,6 @@ export class TopicLog {
   declare(name: string, retentionMs: number | null, now: number): void {
     this.upsertDeclared.run(name, retentionMs, now, now);
     this.declaredCache.delete(name);
-  }
-
-  listDeclared(): EngineDeclaredTopic[] {
-    return (this.allDeclared.all() as DeclaredRow[]).map((r) => {
-      const d: EngineDeclaredTopic = { name: r.name, createdAt: r.created_at };
-      if (r.retention_ms !== null) d.retentionMs = r.retention_ms;
-      return d;
-    });
   }
 
   invalidate(): void {
@@ -168,88 +110,6 @@ export class TopicLog {
     return id;
   }
 
-  /** The messages after `cursor` that the filter matches, oldest first. */
-  read(
-    topic: string,
-    cursor: number | null,
-    limit: number,
-    now: number,
-    filter: MessageFilter | undefined,
-  ): TopicLogMessage[] {
-    const after = cursor ?? 0;
-    const budget = new AnswerBudget();
-    if (!filter || filter.matchesAll) {
-      const out: TopicLogMessage[] = [];
-      for (const r of this.readRows.iterate({ topic, after, limit, now }) as Iterable<TopicMessageRow>) {
-        out.push(topicMessage(r));
-        if (!budget.add(r)) break;
-      }
-      return out;
-    }
-    const out: TopicLogMessage[] = [];
-    let from = after;
-    for (;;) {
-      const rows = this.readRows.all({
-        topic,
-        after: from,
-        limit: FILTERED_READ_BATCH,
-        now,
-      }) as TopicMessageRow[];
-      for (const r of rows) {
-        if (filter.matches(logFilterMessage(r))) {
-          out.push(topicMessage(r));
-          if (!budget.add(r)) return out;
-        }
-        if (out.length >= limit) return out;
-      }
-      if (rows.length < FILTERED_READ_BATCH) return out;
-      from = rows[rows.length - 1]!.id;
-    }
-  }
-
-  /** Leases up to `limit` available messages (never leased, or whose lease lapsed or was nacked). */
-  lease(
-    topic: string,
-    name: string,
-    limit: number,
-    visibilityMs: number,
-    now: number,
-    filter: MessageFilter | undefined,
-  ): TopicLogMessage[] {
-    const out: TopicLogMessage[] = [];
-    const budget = new AnswerBudget();
-    let after = 0;
-    for (;;) {
-      const rows = this.leaseRows.all({
-        topic,
-        name,
-        after,
-        now,
-        limit: FILTERED_READ_BATCH,
-      }) as TopicMessageRow[];
-      for (const r of rows) {
-        if (filter && !filter.matchesAll && !filter.matches(logFilterMessage(r))) {
-          // Not for this subscription: settled at once, so per-message compaction can drop it.
-          this.markSkipped.run({ topic, name, id: r.id, now });
-          continue;
-        }
-        this.upsertDelivery.run({ topic, name, id: r.id, until: now + visibilityMs, now });
-        out.push(topicMessage({ ...r, attempts: (r.attempts ?? 0) + 1 }));
-        if (out.length >= limit || !budget.add(r)) return out;
-      }
-      if (rows.length < FILTERED_READ_BATCH) return out;
-      after = rows[rows.length - 1]!.id;
-    }
-  }
-
-  ackMessage(topic: string, name: string, id: number): boolean {
-    return this.ackRow.run(topic, name, id).changes > 0;
-  }
-
-  nackMessage(topic: string, name: string, id: number): boolean {
-    return this.nackRow.run(topic, name, id).changes > 0;
-  }
-
   /** Forgets a log subscription's leases. */
   dropSubscription(topic: string, name: string): void {
     this.dropSubDeliveries.run(topic, name);
@@ -259,19 +119,6 @@ export class TopicLog {
   dropTopic(topic: string): void {
     this.dropTopicRows.run(topic);
     this.dropTopicDeliveries.run(topic);
-  }
-
-  logStats(subs: SubscriptionRow[], now: number): EngineTopicLogStat[] {
-    return subs.map((s) => {
-      const r = this.lagOf.get({ topic: s.topic, after: s.cursor ?? 0, now }) as {
-        n: number;
-        oldest: number | null;
-      };
-      const stat: EngineTopicLogStat = { topic: s.topic, subscription: s.name, lag: r.n };
-      if (s.cursor !== null) stat.cursor = s.cursor;
-      if (r.oldest !== null) stat.oldestUnackedAt = r.oldest;
-      return stat;
-    });
   }
 
   /**
