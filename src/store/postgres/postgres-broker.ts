@@ -51,14 +51,12 @@ import type {
   Message,
   OutgoingMessage,
   PeekOptions,
-  PurgeOptions,
   QueueConfig,
   QueueInfo,
   QueueStats,
   Readiness,
   ReceiveMode,
   ReceiveOptions,
-  RedriveOptions,
   SendOptions,
   SubscribeOptions,
   SubscriptionInfo,
@@ -75,7 +73,6 @@ import {
   EPHEMERAL_GRACE_MS,
   EPHEMERAL_LIVENESS_MS,
   MAX_TOPIC_READ,
-  TOPIC_PURGE_LIMIT,
 } from "../../core/fanout.js";
 import { compileFilter, testFilter } from "../../core/filters.js";
 import {
@@ -89,8 +86,7 @@ import {
 import { validateGates } from "../../core/gates.js";
 import { leaseCap } from "../../core/lease.js";
 import { DEFAULT_WORKER_STALE_MS, RECEIVE_BODY_BUDGET } from "../../core/limits.js";
-import { Loops, type MaintenanceStep } from "../../core/loops.js";
-import { emptyResult, type MaintenanceResult } from "../../core/maintenance-result.js";
+import type { Loops } from "../../core/loops.js";
 import { type MessageRow, peekedMessage } from "../../core/message-row.js";
 import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../../core/metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
@@ -103,12 +99,12 @@ import { type DeliveryCount, topicBacklog } from "../../core/topic-stats.js";
 import {
   clampCount,
   integer,
-  nonNegative,
   nonNegativeDuration,
   requireName,
   seqNumber,
   seqNumberList,
 } from "../../core/validate.js";
+import { recoverLeases } from "../../core/verbs/maintenance.js";
 import { waitAny } from "../../core/wait-any.js";
 import { Waiters } from "../../core/waiters.js";
 import { VERSION } from "../../version.js";
@@ -122,7 +118,6 @@ import { PgGates } from "./gates.js";
 import { PgInserter, payloadsOf, type SendOutcome } from "./insert.js";
 import { PgJobMetrics } from "./job-metrics.js";
 import { lockAll, xactLockKey } from "./locks.js";
-import { PgMaintenance } from "./maintenance.js";
 import { PgMessageLogs } from "./message-logs.js";
 import { migrate } from "./migrate.js";
 import { PG_SCHEMA_VERSION } from "./migrations/index.js";
@@ -213,7 +208,7 @@ export class PostgresBroker extends CoreBroker implements Broker {
   private readonly channel: string;
   private readonly logger: Logger;
   private readonly maxMessageBytes: number;
-  private readonly dlqBounds: DlqBounds;
+  protected readonly dlqBounds: DlqBounds;
   private readonly queues = new PgQueueRegistry();
   private readonly subscriptions: PgSubscriptions;
   private readonly inserter: PgInserter;
@@ -225,7 +220,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
     },
     read: (verb) => this.read((c) => runAsync(verb(this.clock.now()), pgOps(c))),
   };
-  private readonly maintenance: PgMaintenance;
   private readonly waiters: Waiters;
   /** Wake-ups of `awaitSettled`, keyed by sequence number. */
   private readonly settledWaiters: Waiters;
@@ -238,9 +232,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
   private readonly node: PgNode;
   private readonly completedCounts = new Map<string, number>();
   private openedAt = 0;
-  private nextDue: number | undefined;
-  /** The earliest lease end the last reap saw (the leader's reaper arms for it). */
-  private nextLease: number | undefined;
   private missedNotifications = false;
   private readonly pending = new Set<string>();
   private flushing: Promise<void> | undefined;
@@ -268,20 +259,13 @@ export class PostgresBroker extends CoreBroker implements Broker {
     this.subscriptions = new PgSubscriptions(this.queues, (source) => compileFilter(source, this.logger));
     this.inserter = new PgInserter(this.schema, this.queues, this.subscriptions, this.logger);
     this.claimer = new PgClaimer(this.schema);
-    this.maintenance = new PgMaintenance(this.schema);
     this.waiters = new Waiters(() => {
       const missed = this.missedNotifications;
       this.missedNotifications = false;
       return missed;
     });
     this.settledWaiters = new Waiters(() => false);
-    this.loops = new Loops({
-      clock: this.clock,
-      run: (step) => this.runMaintenanceStep(step),
-      nextScheduled: () => this.nextDue,
-      nextLeaseEnd: () => this.nextLease,
-      logger: this.logger,
-    });
+    this.loops = this.maintenanceLoops({ clock: this.clock, logger: this.logger });
     this.node = new PgNode(
       this.db,
       this.channel,
@@ -327,7 +311,7 @@ export class PostgresBroker extends CoreBroker implements Broker {
     }
     this.openedAt = this.clock.now();
     // Crash recovery: only leases that have lapsed (other live nodes may hold the rest).
-    await this.db.tx(async (c) => this.maintenance.reap(c, this.clock.now(), emptyResult()));
+    await this.db.tx((c) => runAsync(recoverLeases(this.clock.now()), pgOps(c)));
     await this.node.start();
   }
 
@@ -693,50 +677,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
       if (bytes >= RECEIVE_BODY_BUDGET) break;
     }
     return out;
-  }
-
-  async redrive(queue: string, options: RedriveOptions = {}): Promise<number> {
-    queue = pgName(queue);
-    const max = nonNegative(options.max, "max");
-    const olderThan = nonNegativeDuration(options.olderThanMs, "older_than_ms");
-    const rate = nonNegative(options.ratePerSec, "rate_per_sec");
-    const target = options.target && options.target !== queue ? options.target : undefined;
-    const moveChunk = (limit: number) =>
-      this.write(async (c, now) => {
-        await this.queues.require(c, queue);
-        const t = target !== undefined ? await this.queues.require(c, target) : undefined;
-        const dl = this.maintenance.deadLetters;
-        const rows = await dl.select(
-          c,
-          queue,
-          limit,
-          olderThan > 0 ? now - olderThan : 0,
-          options.seqNumbers,
-        );
-        const moved = await dl.redrive(c, rows, t, now);
-        if (moved > 0) this.wakeLocal(c, { activated: [target ?? queue], scheduledFor: [] });
-        return moved;
-      });
-    if (rate === 0) return moveChunk(max);
-    let total = 0;
-    for (;;) {
-      const want = max > 0 ? Math.min(rate, max - total) : rate;
-      if (want <= 0) return total;
-      const moved = await moveChunk(want);
-      total += moved;
-      if (moved < want) return total;
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-  }
-
-  async purge(queue: string, options: PurgeOptions = {}): Promise<number> {
-    queue = pgName(queue);
-    const max = nonNegative(options.max, "max");
-    const olderThan = nonNegativeDuration(options.olderThanMs, "older_than_ms");
-    return this.write(async (c, now) => {
-      await this.queues.require(c, queue);
-      return this.maintenance.deadLetters.purge(c, queue, max, olderThan > 0 ? now - olderThan : 0);
-    });
   }
 
   // --- topics -----------------------------------------------------------------------------------
@@ -1188,40 +1128,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
     });
   }
 
-  /**
-   * Runs every background step once, now, on this node whether or not it leads: reaper, scheduler,
-   * TTL sweep, janitors, DLQ retention. For tests with a manual clock and the loops switched off.
-   */
-  async runMaintenanceOnce(): Promise<MaintenanceResult> {
-    const out = emptyResult();
-    for (const step of ["reap", "schedule", "expire", "janitor", "retention"] as const) {
-      mergeResult(out, await this.runMaintenanceStep(step));
-    }
-    return out;
-  }
-
-  private runMaintenanceStep(step: MaintenanceStep): Promise<MaintenanceResult> {
-    return this.write(async (c, now) => {
-      const out = emptyResult();
-      const m = this.maintenance;
-      if (step === "reap") {
-        await m.reap(c, now, out);
-        this.nextLease = await m.nextLeaseEnd(c);
-      } else if (step === "schedule") {
-        await m.schedule(c, now, out);
-        this.nextDue = await m.nextScheduled(c);
-      } else if (step === "expire") await m.expire(c, now, out);
-      else if (step === "janitor") await m.janitor(c, now, out);
-      else {
-        await m.retention(c, this.dlqBounds, now, out);
-        out.retentionDropped += await this.topicLog.compact(c, now, TOPIC_PURGE_LIMIT);
-      }
-      this.wakeLocal(c, { activated: out.activated, scheduledFor: [] });
-      this.notifySettled(c, out.settled);
-      return out;
-    });
-  }
-
   close(): Promise<void> {
     if (!this.closing) {
       this.closing = (async () => {
@@ -1365,19 +1271,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
       return { seqNumber: seq, created: true };
     });
   }
-}
-
-function mergeResult(into: MaintenanceResult, from: MaintenanceResult): void {
-  for (const q of from.activated) into.activated.add(q);
-  into.requeued += from.requeued;
-  into.deadLettered += from.deadLettered;
-  into.scheduledActivated += from.scheduledActivated;
-  into.expired += from.expired;
-  into.dedupDropped += from.dedupDropped;
-  into.auxDropped += from.auxDropped;
-  into.retentionDropped += from.retentionDropped;
-  into.retainedDropped += from.retainedDropped;
-  into.settled.push(...from.settled);
 }
 
 /** A read's or lease's limit: absent 100, ≤0 nothing, at most 1000. */
