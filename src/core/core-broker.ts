@@ -1,6 +1,7 @@
 import { InvalidArgumentError, NameConflictError } from "../contract/errors.js";
 import type { ReceiveAnyOptions } from "../contract/job-service.js";
 import { MAX_RENEW_BATCH } from "../contract/limits.js";
+import type { Logger } from "../contract/logger.js";
 import type {
   DeclareTopicOptions,
   EngineDeclaredTopic,
@@ -22,10 +23,12 @@ import type {
   LockRef,
   Message,
   PeekOptions,
+  PurgeOptions,
   QueueConfig,
   QueueInfo,
   QueueStats,
   ReceiveOptions,
+  RedriveOptions,
   RejectOptions,
   RenewBatchOptions,
   RenewResult,
@@ -35,16 +38,21 @@ import type {
 } from "../contract/types.js";
 import { MESSAGE_STATES } from "../contract/types.js";
 import type { Clock } from "./clock.js";
+import type { DlqBounds } from "./dlq-bounds.js";
 import { DEFAULT_VISIBILITY_MS, EPHEMERAL_GRACE_MS, EPHEMERAL_LIVENESS_MS } from "./fanout.js";
 import { checkFilter, testFilter } from "./filters.js";
 import { validateGates } from "./gates.js";
 import { leaseCap } from "./lease.js";
 import { longPoll } from "./long-poll.js";
+import { Loops, type MaintenanceStep } from "./loops.js";
+import { emptyResult, type MaintenanceResult, mergeResult } from "./maintenance-result.js";
 import type { Dialect, Verb, WriteScope } from "./port.js";
 import { normalizeQueueConfig } from "./queue-config.js";
 import { taskSpec } from "./subscription-rows.js";
-import { clampCount, integer, nonNegativeDuration, requireName, seqNumber } from "./validate.js";
+import { clampCount, integer, nonNegative, nonNegativeDuration, requireName, seqNumber } from "./validate.js";
 import * as claim from "./verbs/claim.js";
+import * as deadLetters from "./verbs/dead-letters.js";
+import * as maintenance from "./verbs/maintenance.js";
 import * as queues from "./verbs/queues.js";
 import * as settle from "./verbs/settle.js";
 import * as subscriptions from "./verbs/subscriptions.js";
@@ -397,6 +405,73 @@ export abstract class CoreBroker {
   // (end of topics)
 
   // --- maintenance: the dead-letter queue and upkeep: redrive, purge, the background steps, retention ---
+
+  /** The broker-wide DLQ retention bounds queues inherit. */
+  protected abstract readonly dlqBounds: DlqBounds;
+  /** The earliest scheduled delivery the scheduler's last pass saw (its next wake-up). */
+  private nextDue: number | undefined;
+  /** The earliest lease end the reaper's last pass saw (its next wake-up). */
+  private nextLease: number | undefined;
+
+  async redrive(queue: string, options: RedriveOptions = {}): Promise<number> {
+    const max = nonNegative(options.max, "max");
+    const olderThanMs = nonNegativeDuration(options.olderThanMs, "older_than_ms");
+    const rate = nonNegative(options.ratePerSec, "rate_per_sec");
+    const target = options.target && options.target !== queue ? options.target : undefined;
+    const only = options.seqNumbers;
+    const moveChunk = (limit: number) =>
+      this.dialect.write((w) => deadLetters.redrive(w, queue, { max: limit, olderThanMs, only, target }));
+    if (rate === 0) return moveChunk(max);
+    // Rate-limited: a chunk of `rate` per second, each its own transaction.
+    let total = 0;
+    for (;;) {
+      const want = max > 0 ? Math.min(rate, max - total) : rate;
+      if (want <= 0) return total;
+      const moved = await moveChunk(want);
+      total += moved;
+      if (moved < want) return total;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+
+  purge(queue: string, options: PurgeOptions = {}): Promise<number> {
+    return this.guard(() => {
+      const max = nonNegative(options.max, "max");
+      const olderThanMs = nonNegativeDuration(options.olderThanMs, "older_than_ms");
+      return this.dialect.write((w) => deadLetters.purge(w, queue, max, olderThanMs));
+    });
+  }
+
+  /**
+   * Runs every background step once, now (whether or not this node runs the loops): reaper,
+   * scheduler, TTL sweep, janitors, DLQ retention. For tests with a manual clock and the loops
+   * switched off.
+   */
+  async runMaintenanceOnce(): Promise<MaintenanceResult> {
+    const out = emptyResult();
+    for (const step of ["reap", "schedule", "expire", "janitor", "retention"] as const) {
+      mergeResult(out, await this.runMaintenanceStep(step));
+    }
+    return out;
+  }
+
+  /** Runs one background step in its own transaction; the scheduler and reaper note their next due time. */
+  protected async runMaintenanceStep(step: MaintenanceStep): Promise<MaintenanceResult> {
+    const { result, next } = await this.dialect.write((w) => maintenance.runStep(w, step, this.dlqBounds));
+    if (step === "reap") this.nextLease = next;
+    else if (step === "schedule") this.nextDue = next;
+    return result;
+  }
+
+  /** The background loops over this broker's steps (the dialect decides when they run). */
+  protected maintenanceLoops(deps: { clock: Clock; logger: Logger; reclaim?: () => void }): Loops {
+    return new Loops({
+      ...deps,
+      run: (step) => this.runMaintenanceStep(step),
+      nextScheduled: () => this.nextDue,
+      nextLeaseEnd: () => this.nextLease,
+    });
+  }
 
   // (end of maintenance)
 

@@ -30,3 +30,17 @@ export function emptyResult(): MaintenanceResult {
     retentionDropped: 0,
   };
 }
+
+/** Adds one step's changes to a whole pass's. */
+export function mergeResult(into: MaintenanceResult, from: MaintenanceResult): void {
+  for (const q of from.activated) into.activated.add(q);
+  into.requeued += from.requeued;
+  into.deadLettered += from.deadLettered;
+  into.scheduledActivated += from.scheduledActivated;
+  into.expired += from.expired;
+  into.dedupDropped += from.dedupDropped;
+  into.auxDropped += from.auxDropped;
+  into.retentionDropped += from.retentionDropped;
+  into.retainedDropped += from.retainedDropped;
+  into.settled.push(...from.settled);
+}

@@ -15,6 +15,8 @@ export interface Conn {
   q<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<R[]>;
   /** Runs `fn` once the transaction committed (never on rollback or retry). */
   afterCommit(fn: () => void): void;
+  /** The schema the connection works in (transaction lock keys are scoped by it). */
+  readonly schema: string;
 }
 
 /** 64-bit integers (ids, epoch-ms times, counts) and numerics come back as JS numbers. */
@@ -178,6 +180,7 @@ export class Db {
         return res.rows as R[];
       },
       afterCommit: (f) => after.push(f),
+      schema: this.options.schema,
     };
     let broken = false;
     const runAfter = () => {

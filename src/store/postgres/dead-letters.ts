@@ -1,17 +1,17 @@
-import { type DlqBounds, effectiveBound } from "../../core/dlq-bounds.js";
-import type { QueueRow } from "../../core/queue-config.js";
+import type { Async } from "../../core/port.js";
+import type { DeadLetter, DeadLetterOps, DeadLetterQueue } from "../../core/verbs/dead-letters.js";
+import { RETENTION_BATCH } from "../../core/verbs/dead-letters.js";
 import type { Conn } from "./db.js";
 import { lockAll, xactLockKey } from "./locks.js";
+import { pgName } from "./names.js";
 
-const RETENTION_BATCH = 1000;
-const RETENTION_MAX_BATCHES = 100;
+const QUEUE_ORDERING = "SELECT ordering_mode FROM queues WHERE name = $1";
 
 const CANDIDATES = `
   SELECT id, group_id FROM messages
   WHERE queue = $1 AND state = 'dead_lettered' AND ($2::bigint = 0 OR enqueued_at < $2)
   ORDER BY id LIMIT $3`;
 
-/** One at a time: a redriven copy gives up its unique key if a live message (maybe one redriven just before) holds it. */
 const CANDIDATES_AMONG = `
   SELECT id, group_id FROM messages
   WHERE queue = $1 AND state = 'dead_lettered' AND ($2::bigint = 0 OR enqueued_at < $2) AND id = ANY($3::bigint[])
@@ -44,10 +44,11 @@ const REDRIVE_TO = `
   SELECT (SELECT count(*) FROM ins)::int AS moved`;
 
 const PURGE_OLDEST = `
-  DELETE FROM messages WHERE id IN (
-    SELECT id FROM messages WHERE queue = $1 AND state = 'dead_lettered' AND ($2::bigint = 0 OR enqueued_at < $2)
-    ORDER BY id LIMIT $3)
-  RETURNING 1`;
+  WITH d AS (DELETE FROM messages WHERE id IN (
+      SELECT id FROM messages WHERE queue = $1 AND state = 'dead_lettered' AND ($2::bigint = 0 OR enqueued_at < $2)
+      ORDER BY id LIMIT $3)
+    RETURNING 1)
+  SELECT count(*)::int AS n FROM d`;
 
 const PURGE_ALL = `
   WITH d AS (DELETE FROM messages WHERE queue = $1 AND state = 'dead_lettered' AND ($2::bigint = 0 OR enqueued_at < $2)
@@ -55,7 +56,7 @@ const PURGE_ALL = `
   SELECT count(*)::int AS n FROM d`;
 
 const QUEUES_WITH_DEAD_LETTERS = `
-  SELECT q.* FROM queues q
+  SELECT q.name, q.dlq_max_age_ms, q.dlq_max_count, q.dlq_max_bytes FROM queues q
   WHERE EXISTS (SELECT 1 FROM messages m WHERE m.queue = q.name AND m.state = 'dead_lettered')`;
 
 const DELETE_OLDER_THAN = `
@@ -78,86 +79,103 @@ const DELETE_UP_TO = `
       ORDER BY id LIMIT ${RETENTION_BATCH}) RETURNING 1)
   SELECT count(*)::int AS n FROM d`;
 
-/** Redrive, purge and retention on PostgreSQL. */
-export class PgDeadLetters {
-  constructor(private readonly schema: string) {}
+/** The dead-letter statements on PostgreSQL, on one connection (the rules are in core/verbs/dead-letters.ts). */
+export class PgDeadLetterOps implements Async<DeadLetterOps> {
+  constructor(protected readonly c: Conn) {}
 
-  /** The dead letters a redrive would move, oldest first. */
-  async select(
-    c: Conn,
-    queue: string,
-    max: number,
-    cutoff: number,
-    only?: number[],
-  ): Promise<{ id: number; group_id: string | null }[]> {
-    if (!only) return c.q(CANDIDATES, [queue, cutoff, max > 0 ? max : null]);
-    const rows = await c.q<{ id: number; group_id: string | null }>(CANDIDATES_AMONG, [queue, cutoff, only]);
-    return max > 0 ? rows.slice(0, max) : rows;
+  async queueOrdering(a: { name: string }): Promise<string | undefined> {
+    const [row] = await this.c.q<{ ordering_mode: string }>(QUEUE_ORDERING, [pgName(a.name)]);
+    return row?.ordering_mode;
   }
 
-  /**
-   * Moves the given dead letters back to active: in place (same seq, count reset, a lapsed TTL
-   * cleared) or into `target` (fresh seqs under the target's ordering locks). Returns how many moved.
-   */
-  async redrive(
-    c: Conn,
-    rows: { id: number; group_id: string | null }[],
-    target: { name: string; ordering_mode: string } | undefined,
-    now: number,
-  ): Promise<number> {
-    if (rows.length === 0) return 0;
-    const ids = rows.map((r) => r.id);
-    if (!target) {
-      let moved = 0;
-      for (const id of ids) moved += (await c.q(REDRIVE_IN_PLACE, [id, now])).length;
-      return moved;
-    }
+  async deadLetters(a: {
+    queue: string;
+    cutoff: number;
+    limit: number;
+    only?: number[];
+  }): Promise<DeadLetter[]> {
+    const queue = pgName(a.queue);
+    const rows = a.only
+      ? await this.c.q<{ id: number; group_id: string | null }>(CANDIDATES_AMONG, [queue, a.cutoff, a.only])
+      : await this.c.q<{ id: number; group_id: string | null }>(CANDIDATES, [
+          queue,
+          a.cutoff,
+          a.limit > 0 ? a.limit : null,
+        ]);
+    return rows.map((r) => ({ id: r.id, groupId: r.group_id }));
+  }
+
+  async redriveInPlace(a: { id: number; now: number }): Promise<boolean> {
+    return (await this.c.q(REDRIVE_IN_PLACE, [a.id, a.now])).length > 0;
+  }
+
+  /** Under the target's ordering locks (the queue's for strict FIFO, else each group's), as a send takes them. */
+  async redriveTo(a: {
+    letters: DeadLetter[];
+    target: string;
+    ordering: string;
+    now: number;
+  }): Promise<number> {
+    const schema = this.c.schema;
+    const target = pgName(a.target);
     const keys: bigint[] = [];
-    if (target.ordering_mode === "strict_fifo") keys.push(xactLockKey(this.schema, "queue", target.name));
+    if (a.ordering === "strict_fifo") keys.push(xactLockKey(schema, "queue", target));
     else {
-      for (const r of rows) {
-        if (r.group_id !== null) keys.push(xactLockKey(this.schema, "group", target.name, r.group_id));
+      for (const l of a.letters) {
+        if (l.groupId !== null) keys.push(xactLockKey(schema, "group", target, l.groupId));
       }
     }
-    await lockAll(c, keys);
-    const [row] = await c.q<{ moved: number }>(REDRIVE_TO, [ids, target.name, now]);
+    await lockAll(this.c, keys);
+    const ids = a.letters.map((l) => l.id);
+    const [row] = await this.c.q<{ moved: number }>(REDRIVE_TO, [ids, target, a.now]);
     return row?.moved ?? 0;
   }
 
-  async purge(c: Conn, queue: string, max: number, cutoff: number): Promise<number> {
-    if (max > 0) return (await c.q(PURGE_OLDEST, [queue, cutoff, max])).length;
-    const [row] = await c.q<{ n: number }>(PURGE_ALL, [queue, cutoff]);
+  async purgeDeadLetters(a: { queue: string; cutoff: number; max: number }): Promise<number> {
+    const queue = pgName(a.queue);
+    const [row] =
+      a.max > 0
+        ? await this.c.q<{ n: number }>(PURGE_OLDEST, [queue, a.cutoff, a.max])
+        : await this.c.q<{ n: number }>(PURGE_ALL, [queue, a.cutoff]);
     return row?.n ?? 0;
   }
 
-  /** One retention pass over every queue with dead letters; returns how many were dropped. */
-  async enforceRetention(c: Conn, defaults: DlqBounds, now: number): Promise<number> {
-    let dropped = 0;
-    for (const q of await c.q<QueueRow>(QUEUES_WITH_DEAD_LETTERS)) {
-      const age = effectiveBound(q.dlq_max_age_ms, defaults.maxAgeMs);
-      const count = effectiveBound(q.dlq_max_count, defaults.maxCount);
-      const bytes = effectiveBound(q.dlq_max_bytes, defaults.maxBytes);
-      if (age > 0) dropped += await batched(c, DELETE_OLDER_THAN, [q.name, now - age]);
-      if (count > 0) {
-        const [edge] = await c.q<{ id: number }>(NTH_NEWEST, [q.name, count]);
-        if (edge) dropped += await batched(c, DELETE_UP_TO, [q.name, edge.id]);
-      }
-      if (bytes > 0) {
-        const [edge] = await c.q<{ id: number }>(OVER_BYTES, [q.name, bytes]);
-        if (edge) dropped += await batched(c, DELETE_UP_TO, [q.name, edge.id]);
-      }
-    }
-    return dropped;
+  async deadLetterQueues(): Promise<DeadLetterQueue[]> {
+    const rows = await this.c.q<{
+      name: string;
+      dlq_max_age_ms: number;
+      dlq_max_count: number;
+      dlq_max_bytes: number;
+    }>(QUEUES_WITH_DEAD_LETTERS);
+    return rows.map((q) => ({
+      name: q.name,
+      maxAgeMs: q.dlq_max_age_ms,
+      maxCount: q.dlq_max_count,
+      maxBytes: q.dlq_max_bytes,
+    }));
+  }
+
+  async dropDeadLettersBefore(a: { queue: string; before: number }): Promise<number> {
+    return count(this.c, DELETE_OLDER_THAN, [a.queue, a.before]);
+  }
+
+  async nthNewestDeadLetter(a: { queue: string; offset: number }): Promise<number | undefined> {
+    const [edge] = await this.c.q<{ id: number }>(NTH_NEWEST, [a.queue, a.offset]);
+    return edge?.id;
+  }
+
+  async deadLetterBytesEdge(a: { queue: string; bytes: number }): Promise<number | undefined> {
+    const [edge] = await this.c.q<{ id: number }>(OVER_BYTES, [a.queue, a.bytes]);
+    return edge?.id;
+  }
+
+  async dropDeadLettersUpTo(a: { queue: string; id: number }): Promise<number> {
+    return count(this.c, DELETE_UP_TO, [a.queue, a.id]);
   }
 }
 
-async function batched(c: Conn, sql: string, args: unknown[]): Promise<number> {
-  let total = 0;
-  for (let i = 0; i < RETENTION_MAX_BATCHES; i++) {
-    const [row] = await c.q<{ n: number }>(sql, args);
-    const n = row?.n ?? 0;
-    total += n;
-    if (n < RETENTION_BATCH) break;
-  }
-  return total;
+/** Runs a statement that answers `n`, the rows it changed. */
+export async function count(c: Conn, sql: string, args: unknown[] = []): Promise<number> {
+  const [row] = await c.q<{ n: number }>(sql, args);
+  return row?.n ?? 0;
 }

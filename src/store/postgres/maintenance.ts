@@ -1,9 +1,9 @@
-import type { DlqBounds } from "../../core/dlq-bounds.js";
 import { MAX_DELIVERY_REASON } from "../../core/limits.js";
-import type { MaintenanceResult } from "../../core/maintenance-result.js";
+import type { Async } from "../../core/port.js";
+import type { MaintenanceOps, Reaped } from "../../core/verbs/maintenance.js";
 import { EFFECTIVE_MAX } from "./columns.js";
-import type { Conn } from "./db.js";
-import { PgDeadLetters } from "./dead-letters.js";
+import { count, PgDeadLetterOps } from "./dead-letters.js";
+import { PgTopicLog } from "./topic-log.js";
 
 /** Lapsed leases → active, or dead-lettered at the delivery limit (the reaper, and recovery at open). */
 const atLimit = `messages.delivery_count >= ${EFFECTIVE_MAX}`;
@@ -70,73 +70,62 @@ const COMPACT_COUNTS = `
   SELECT queue, state, sum(n) FROM moved GROUP BY queue, state
   ON CONFLICT (queue, state) DO UPDATE SET n = queue_counts.n + excluded.n`;
 
+/** The topic log's statements hold no state of their own. */
+const topicLog = new PgTopicLog();
+
 /**
- * The background work as plain SQL steps over partial indexes (reaper, scheduler, TTL sweep,
- * janitors, DLQ retention), each inside the caller's transaction. Every step is safe to run on two
- * nodes at once (each touches a row only under its row lock and re-checks it), so leadership is
- * about not doing the work twice, never about correctness.
+ * The upkeep's statements on PostgreSQL, on one connection (the rules are in
+ * core/verbs/maintenance.ts). Every one is safe to run on two nodes at once (each touches a row only
+ * under its row lock and re-checks it), so leadership is about not doing the work twice, never
+ * about correctness.
  */
-export class PgMaintenance {
-  readonly deadLetters: PgDeadLetters;
-
-  constructor(schema: string) {
-    this.deadLetters = new PgDeadLetters(schema);
+export class PgMaintenanceOps extends PgDeadLetterOps implements Async<MaintenanceOps> {
+  async reapLeases(a: { now: number }): Promise<Reaped[]> {
+    // Every pass (at least once a second, and at open): Stats adds up the deltas not folded yet.
+    await this.c.q(COMPACT_COUNTS);
+    const rows = await this.c.q<{ id: number; queue: string; state: string }>(REAP, [a.now]);
+    return rows.map((r) => ({ id: r.id, queue: r.queue, deadLettered: r.state !== "active" }));
   }
 
-  async reap(c: Conn, now: number, out: MaintenanceResult): Promise<void> {
-    // Every pass (at least once a second): Stats adds up the deltas not folded yet.
-    await c.q(COMPACT_COUNTS);
-    const activated = new Set<string>();
-    for (const row of await c.q<{ id: number; queue: string; state: string }>(REAP, [now])) {
-      if (row.state === "active") {
-        out.requeued++;
-        activated.add(row.queue);
-      } else {
-        out.deadLettered++;
-        out.settled.push(row.id);
-      }
-    }
-    await this.wake(c, activated, out);
-  }
-
-  async schedule(c: Conn, now: number, out: MaintenanceResult): Promise<void> {
-    const activated = new Set<string>();
-    for (const row of await c.q<{ queue: string }>(ACTIVATE_DUE, [now])) {
-      out.scheduledActivated++;
-      activated.add(row.queue);
-    }
-    await this.wake(c, activated, out);
-  }
-
-  /** The earliest scheduled delivery time, if any. */
-  async nextScheduled(c: Conn): Promise<number | undefined> {
-    const [row] = await c.q<{ due: number | null }>(NEXT_DUE);
-    return row?.due ?? undefined;
-  }
-
-  /** The earliest lease end, if any message is locked (the reaper's next wake-up). */
-  async nextLeaseEnd(c: Conn): Promise<number | undefined> {
-    const [row] = await c.q<{ at: number | null }>(NEXT_LEASE_END);
+  async nextLeaseEnd(): Promise<number | undefined> {
+    const [row] = await this.c.q<{ at: number | null }>(NEXT_LEASE_END);
     return row?.at ?? undefined;
   }
 
-  async expire(c: Conn, now: number, out: MaintenanceResult): Promise<void> {
-    out.expired += (await c.q<{ n: number }>(EXPIRE_TO_DLQ, [now]))[0]?.n ?? 0;
-    out.expired += (await c.q<{ n: number }>(EXPIRE_DELETE, [now]))[0]?.n ?? 0;
-    out.retainedDropped += (await c.q<{ n: number }>(DROP_RETAINED, [now]))[0]?.n ?? 0;
-    await c.q(DROP_LOCKS, [now]);
+  async activateDue(a: { now: number }): Promise<string[]> {
+    return (await this.c.q<{ queue: string }>(ACTIVATE_DUE, [a.now])).map((r) => r.queue);
   }
 
-  async janitor(c: Conn, now: number, out: MaintenanceResult): Promise<void> {
-    out.dedupDropped += (await c.q<{ n: number }>(DROP_DEDUP, [now]))[0]?.n ?? 0;
-    out.auxDropped += (await c.q<{ n: number }>(DROP_AUX, [now]))[0]?.n ?? 0;
+  async nextScheduled(): Promise<number | undefined> {
+    const [row] = await this.c.q<{ due: number | null }>(NEXT_DUE);
+    return row?.due ?? undefined;
   }
 
-  async retention(c: Conn, bounds: DlqBounds, now: number, out: MaintenanceResult): Promise<void> {
-    out.retentionDropped += await this.deadLetters.enforceRetention(c, bounds, now);
+  deadLetterExpired(a: { now: number }): Promise<number> {
+    return count(this.c, EXPIRE_TO_DLQ, [a.now]);
   }
 
-  private async wake(_c: Conn, activated: Set<string>, out: MaintenanceResult): Promise<void> {
-    for (const q of activated) out.activated.add(q);
+  deleteExpired(a: { now: number }): Promise<number> {
+    return count(this.c, EXPIRE_DELETE, [a.now]);
+  }
+
+  dropRetained(a: { now: number }): Promise<number> {
+    return count(this.c, DROP_RETAINED, [a.now]);
+  }
+
+  async dropExpiredLocks(a: { now: number }): Promise<void> {
+    await this.c.q(DROP_LOCKS, [a.now]);
+  }
+
+  dropDedup(a: { now: number }): Promise<number> {
+    return count(this.c, DROP_DEDUP, [a.now]);
+  }
+
+  dropExpiredAux(a: { now: number }): Promise<number> {
+    return count(this.c, DROP_AUX, [a.now]);
+  }
+
+  compactTopicLog(a: { now: number; budget: number }): Promise<number> {
+    return topicLog.compact(this.c, a.now, a.budget);
   }
 }

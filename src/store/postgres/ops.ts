@@ -1,11 +1,13 @@
 import type { Async, Ops } from "../../core/port.js";
 import type { FlowOps } from "../../core/verbs/flows.js";
 import type { MaintenanceOps } from "../../core/verbs/maintenance.js";
+import type { QueueOps } from "../../core/verbs/queues.js";
 import type { RecordOps } from "../../core/verbs/records.js";
 import type { SendOps } from "../../core/verbs/send.js";
 
 import { PgClaimOps, type PgClaimShared } from "./claim.js";
 import type { Conn } from "./db.js";
+import { PgMaintenanceOps } from "./maintenance.js";
 import { type PgQueueContext, PgQueueOps } from "./queue-ops.js";
 import { PgSettleOps } from "./settle.js";
 import { PgTopicOps } from "./topics.js";
@@ -18,6 +20,7 @@ class ConnectionOps implements PgOps {
   private claimOps: PgClaimOps | undefined;
   private queueOps: PgQueueOps | undefined;
   private topicOps: PgTopicOps | undefined;
+  private maintenanceOps: PgMaintenanceOps | undefined;
 
   constructor(
     private readonly c: Conn,
@@ -49,8 +52,9 @@ class ConnectionOps implements PgOps {
     return this.topicOps;
   }
 
-  get maintenance(): Async<MaintenanceOps> {
-    return {};
+  get maintenance(): PgMaintenanceOps {
+    this.maintenanceOps ??= new PgMaintenanceOps(this.c);
+    return this.maintenanceOps;
   }
 
   get records(): Async<RecordOps> {

@@ -48,8 +48,14 @@ import type {
   BrokerStatus,
   Message,
   OutgoingMessage,
+  PeekOptions,
   PurgeOptions,
+  QueueConfig,
+  QueueInfo,
+  QueueStats,
   Readiness,
+  ReceiveMode,
+  ReceiveOptions,
   RedriveOptions,
   SendOptions,
 } from "../../contract/types.js";
@@ -63,7 +69,6 @@ import {
   EPHEMERAL_GRACE_MS,
   EPHEMERAL_LIVENESS_MS,
   MAX_TOPIC_READ,
-  TOPIC_PURGE_LIMIT,
 } from "../../core/fanout.js";
 import { compileFilter, testFilter } from "../../core/filters.js";
 import {
@@ -74,22 +79,20 @@ import {
   prepareFlow,
   waitingNodes,
 } from "../../core/flow-input.js";
-import { DEFAULT_WORKER_STALE_MS } from "../../core/limits.js";
-import { Loops, type MaintenanceStep } from "../../core/loops.js";
+import { validateGates } from "../../core/gates.js";
+import { leaseCap } from "../../core/lease.js";
+import { DEFAULT_WORKER_STALE_MS, RECEIVE_BODY_BUDGET } from "../../core/limits.js";
+import type { Loops, MaintenanceStep } from "../../core/loops.js";
 import { emptyResult, type MaintenanceResult } from "../../core/maintenance-result.js";
+import { type MessageRow, peekedMessage } from "../../core/message-row.js";
 import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../../core/metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
 import { type Dialect, type Effects, runAsync } from "../../core/port.js";
 import { awaitSettled } from "../../core/settled-waits.js";
-import {
-  integer,
-  nonNegative,
-  nonNegativeDuration,
-  requireName,
-  seqNumber,
-  seqNumberList,
-} from "../../core/validate.js";
+import { integer, nonNegativeDuration, requireName, seqNumber, seqNumberList } from "../../core/validate.js";
+import { recoverLeases } from "../../core/verbs/maintenance.js";
+import { waitAny } from "../../core/wait-any.js";
 import { Waiters } from "../../core/waiters.js";
 import { VERSION } from "../../version.js";
 import { type Conn, Db } from "./db.js";
@@ -99,7 +102,6 @@ import { PgEventLog } from "./event-log.js";
 import { PgInserter, payloadsOf, type SendOutcome } from "./insert.js";
 import { PgJobMetrics } from "./job-metrics.js";
 import { lockAll, xactLockKey } from "./locks.js";
-import { PgMaintenance } from "./maintenance.js";
 import { PgMessageLogs } from "./message-logs.js";
 import { migrate } from "./migrate.js";
 import { PG_SCHEMA_VERSION } from "./migrations/index.js";
@@ -163,7 +165,7 @@ export class PostgresBroker extends CoreBroker implements Broker {
   private readonly channel: string;
   private readonly logger: Logger;
   protected readonly maxMessageBytes: number;
-  private readonly dlqBounds: DlqBounds;
+  protected readonly dlqBounds: DlqBounds;
   private readonly queues = new PgQueueRegistry();
   private readonly subscriptions: PgSubscriptions;
   private readonly inserter: PgInserter;
@@ -179,7 +181,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
   };
   /** What the port's statements share across connections. */
   private readonly shared: PgShared;
-  private readonly maintenance: PgMaintenance;
   protected readonly waiters: Waiters<Message>;
   /** Wake-ups of `awaitSettled`, keyed by sequence number. */
   private readonly settledWaiters: Waiters;
@@ -191,9 +192,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
   private readonly node: PgNode;
   private readonly completedCounts = new Map<string, number>();
   private openedAt = 0;
-  private nextDue: number | undefined;
-  /** The earliest lease end the last reap saw (the leader's reaper arms for it). */
-  private nextLease: number | undefined;
   private missedNotifications = false;
   private readonly pending = new Set<string>();
   private flushing: Promise<void> | undefined;
@@ -226,20 +224,13 @@ export class PostgresBroker extends CoreBroker implements Broker {
       topicLog: this.topicLog,
     };
     this.inserter = new PgInserter(this.schema, this.queues, this.subscriptions, this.logger);
-    this.maintenance = new PgMaintenance(this.schema);
     this.waiters = new Waiters<Message>(() => {
       const missed = this.missedNotifications;
       this.missedNotifications = false;
       return missed;
     });
     this.settledWaiters = new Waiters(() => false);
-    this.loops = new Loops({
-      clock: this.clock,
-      run: (step) => this.runMaintenanceStep(step),
-      nextScheduled: () => this.nextDue,
-      nextLeaseEnd: () => this.nextLease,
-      logger: this.logger,
-    });
+    this.loops = this.maintenanceLoops({ clock: this.clock, logger: this.logger });
     this.node = new PgNode(
       this.db,
       this.channel,
@@ -285,7 +276,7 @@ export class PostgresBroker extends CoreBroker implements Broker {
     }
     this.openedAt = this.clock.now();
     // Crash recovery: only leases that have lapsed (other live nodes may hold the rest).
-    await this.db.tx(async (c) => this.maintenance.reap(c, this.clock.now(), emptyResult()));
+    await this.db.tx((c) => runAsync(recoverLeases(this.clock.now()), pgOps(c, this.shared)));
     await this.node.start();
   }
 
@@ -539,50 +530,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
 
   // --- inspecting and the dead-letter queue -----------------------------------------------------
 
-  async redrive(queue: string, options: RedriveOptions = {}): Promise<number> {
-    queue = pgName(queue);
-    const max = nonNegative(options.max, "max");
-    const olderThan = nonNegativeDuration(options.olderThanMs, "older_than_ms");
-    const rate = nonNegative(options.ratePerSec, "rate_per_sec");
-    const target = options.target && options.target !== queue ? options.target : undefined;
-    const moveChunk = (limit: number) =>
-      this.write(async (c, now) => {
-        await this.queues.require(c, queue);
-        const t = target !== undefined ? await this.queues.require(c, target) : undefined;
-        const dl = this.maintenance.deadLetters;
-        const rows = await dl.select(
-          c,
-          queue,
-          limit,
-          olderThan > 0 ? now - olderThan : 0,
-          options.seqNumbers,
-        );
-        const moved = await dl.redrive(c, rows, t, now);
-        if (moved > 0) this.wakeLocal(c, { activated: [target ?? queue], scheduledFor: [] });
-        return moved;
-      });
-    if (rate === 0) return moveChunk(max);
-    let total = 0;
-    for (;;) {
-      const want = max > 0 ? Math.min(rate, max - total) : rate;
-      if (want <= 0) return total;
-      const moved = await moveChunk(want);
-      total += moved;
-      if (moved < want) return total;
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-  }
-
-  async purge(queue: string, options: PurgeOptions = {}): Promise<number> {
-    queue = pgName(queue);
-    const max = nonNegative(options.max, "max");
-    const olderThan = nonNegativeDuration(options.olderThanMs, "older_than_ms");
-    return this.write(async (c, now) => {
-      await this.queues.require(c, queue);
-      return this.maintenance.deadLetters.purge(c, queue, max, olderThan > 0 ? now - olderThan : 0);
-    });
-  }
-
   // --- topics -----------------------------------------------------------------------------------
 
   // --- job topics (TopicService) -----------------------------------------------------------------
@@ -751,40 +698,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
     });
   }
 
-  /**
-   * Runs every background step once, now, on this node whether or not it leads: reaper, scheduler,
-   * TTL sweep, janitors, DLQ retention. For tests with a manual clock and the loops switched off.
-   */
-  async runMaintenanceOnce(): Promise<MaintenanceResult> {
-    const out = emptyResult();
-    for (const step of ["reap", "schedule", "expire", "janitor", "retention"] as const) {
-      mergeResult(out, await this.runMaintenanceStep(step));
-    }
-    return out;
-  }
-
-  private runMaintenanceStep(step: MaintenanceStep): Promise<MaintenanceResult> {
-    return this.write(async (c, now) => {
-      const out = emptyResult();
-      const m = this.maintenance;
-      if (step === "reap") {
-        await m.reap(c, now, out);
-        this.nextLease = await m.nextLeaseEnd(c);
-      } else if (step === "schedule") {
-        await m.schedule(c, now, out);
-        this.nextDue = await m.nextScheduled(c);
-      } else if (step === "expire") await m.expire(c, now, out);
-      else if (step === "janitor") await m.janitor(c, now, out);
-      else {
-        await m.retention(c, this.dlqBounds, now, out);
-        out.retentionDropped += await this.topicLog.compact(c, now, TOPIC_PURGE_LIMIT);
-      }
-      this.wakeLocal(c, { activated: out.activated, scheduledFor: [] });
-      this.notifySettled(c, out.settled);
-      return out;
-    });
-  }
-
   close(): Promise<void> {
     if (!this.closing) {
       this.closing = (async () => {
@@ -928,17 +841,4 @@ export class PostgresBroker extends CoreBroker implements Broker {
       return { seqNumber: seq, created: true };
     });
   }
-}
-
-function mergeResult(into: MaintenanceResult, from: MaintenanceResult): void {
-  for (const q of from.activated) into.activated.add(q);
-  into.requeued += from.requeued;
-  into.deadLettered += from.deadLettered;
-  into.scheduledActivated += from.scheduledActivated;
-  into.expired += from.expired;
-  into.dedupDropped += from.dedupDropped;
-  into.auxDropped += from.auxDropped;
-  into.retentionDropped += from.retentionDropped;
-  into.retainedDropped += from.retainedDropped;
-  into.settled.push(...from.settled);
 }

@@ -1,19 +1,17 @@
-import { type DlqBounds, effectiveBound } from "../../core/dlq-bounds.js";
-import type { QueueRow } from "../../core/queue-config.js";
+import type { DeadLetter, DeadLetterOps, DeadLetterQueue } from "../../core/verbs/dead-letters.js";
+import { RETENTION_BATCH } from "../../core/verbs/dead-letters.js";
 import type { SqliteDatabase } from "./database.js";
+import type { QueueRegistry } from "./queue-registry.js";
 import type { SequenceNumbers } from "./sequence-numbers.js";
 
-const RETENTION_BATCH = 1000;
-const RETENTION_MAX_BATCHES = 100;
-
-/** Redrive, purge and retention: everything that reads or removes dead letters. */
-export class DeadLetters {
+/** The dead-letter statements on SQLite (redrive, purge, retention; the rules are in core/verbs/dead-letters.ts). */
+export class SqliteDeadLetterOps implements DeadLetterOps {
   private readonly candidates;
-  private readonly redriveInPlace;
+  private readonly redriveRow;
   private readonly copyTo;
   private readonly deleteRow;
   private readonly purgeOldest;
-  private readonly purgeOlderThan;
+  private readonly purgeAll;
   private readonly queuesWithDeadLetters;
   private readonly deleteOlderThanBatch;
   private readonly nthNewest;
@@ -23,11 +21,12 @@ export class DeadLetters {
   constructor(
     db: SqliteDatabase,
     private readonly ids: SequenceNumbers,
+    private readonly queues: QueueRegistry,
   ) {
     this.candidates = db.prepare(`
-      SELECT id FROM messages WHERE queue = @queue AND state = 'dead_lettered' AND (@cutoff = 0 OR enqueued_at < @cutoff)
+      SELECT id, group_id FROM messages WHERE queue = @queue AND state = 'dead_lettered' AND (@cutoff = 0 OR enqueued_at < @cutoff)
       ORDER BY id LIMIT @limit`);
-    this.redriveInPlace = db.prepare(`
+    this.redriveRow = db.prepare(`
       UPDATE messages SET state = 'active', delivery_count = 0, lock_token = NULL, locked_until = 0, visible_at = 0,
         expires_at = CASE WHEN expires_at <= @now THEN 0 ELSE expires_at END,
         dead_letter_reason = NULL, dead_letter_description = NULL,
@@ -48,10 +47,11 @@ export class DeadLetters {
       DELETE FROM messages WHERE id IN (
         SELECT id FROM messages WHERE queue = @queue AND state = 'dead_lettered' AND (@cutoff = 0 OR enqueued_at < @cutoff)
         ORDER BY id LIMIT @limit)`);
-    this.purgeOlderThan = db.prepare(`
+    this.purgeAll = db.prepare(`
       DELETE FROM messages WHERE queue = @queue AND state = 'dead_lettered' AND (@cutoff = 0 OR enqueued_at < @cutoff)`);
     this.queuesWithDeadLetters = db.prepare(`
-      SELECT q.* FROM queues q WHERE EXISTS (SELECT 1 FROM messages m WHERE m.queue = q.name AND m.state = 'dead_lettered')`);
+      SELECT q.name, q.dlq_max_age_ms, q.dlq_max_count, q.dlq_max_bytes FROM queues q
+      WHERE EXISTS (SELECT 1 FROM messages m WHERE m.queue = q.name AND m.state = 'dead_lettered')`);
     this.deleteOlderThanBatch = db.prepare(`
       DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE queue = ? AND state = 'dead_lettered'
         AND enqueued_at < ? ORDER BY id LIMIT ${RETENTION_BATCH})`);
@@ -66,29 +66,31 @@ export class DeadLetters {
         AND id <= ? ORDER BY id LIMIT ${RETENTION_BATCH})`);
   }
 
-  /** The ids of the dead letters a redrive would move, oldest first (only among `only`, when given). */
-  select(queue: string, max: number, cutoff: number, only?: number[]): number[] {
-    const limit = max > 0 ? max : -1;
-    const ids = (this.candidates.all({ queue, cutoff, limit: only ? -1 : limit }) as { id: number }[]).map(
-      (r) => r.id,
-    );
-    if (!only) return ids;
-    const wanted = new Set(only);
-    const picked = ids.filter((id) => wanted.has(id));
-    return max > 0 ? picked.slice(0, max) : picked;
+  queueOrdering(a: { name: string }): string | undefined {
+    return this.queues.get(a.name)?.ordering_mode;
   }
 
-  /**
-   * Moves the given dead letters back to active: in place (same seq, delivery count reset; a TTL that
-   * already lapsed is cleared, or the message would expire again at once) or into `target` (a fresh
-   * seq and enqueue time, no TTL). Returns how many moved.
-   */
-  redrive(ids: number[], target: string | undefined, now: number): number {
+  deadLetters(a: { queue: string; cutoff: number; limit: number; only?: number[] }): DeadLetter[] {
+    const limit = a.only || a.limit <= 0 ? -1 : a.limit;
+    const rows = this.candidates.all({ queue: a.queue, cutoff: a.cutoff, limit }) as {
+      id: number;
+      group_id: string | null;
+    }[];
+    const wanted = a.only && new Set(a.only);
+    const out: DeadLetter[] = [];
+    for (const r of rows) if (!wanted || wanted.has(r.id)) out.push({ id: r.id, groupId: r.group_id });
+    return out;
+  }
+
+  redriveInPlace(a: { id: number; now: number }): boolean {
+    return this.redriveRow.run(a).changes > 0;
+  }
+
+  /** A copy and a delete per message (one writer at a time: no ordering locks needed). */
+  redriveTo(a: { letters: DeadLetter[]; target: string; now: number }): number {
     let moved = 0;
-    for (const id of ids) {
-      if (target === undefined) {
-        moved += this.redriveInPlace.run({ id, now }).changes;
-      } else if (this.copyTo.run({ target, now, id, seq: this.ids.take(1) }).changes > 0) {
+    for (const { id } of a.letters) {
+      if (this.copyTo.run({ target: a.target, now: a.now, id, seq: this.ids.take(1) }).changes > 0) {
         this.deleteRow.run(id);
         moved++;
       }
@@ -96,38 +98,39 @@ export class DeadLetters {
     return moved;
   }
 
-  purge(queue: string, max: number, cutoff: number): number {
-    if (max > 0) return this.purgeOldest.run({ queue, cutoff, limit: max }).changes;
-    return this.purgeOlderThan.run({ queue, cutoff }).changes;
+  purgeDeadLetters(a: { queue: string; cutoff: number; max: number }): number {
+    if (a.max > 0) return this.purgeOldest.run({ queue: a.queue, cutoff: a.cutoff, limit: a.max }).changes;
+    return this.purgeAll.run({ queue: a.queue, cutoff: a.cutoff }).changes;
   }
 
-  /** One retention pass over every queue with dead letters; returns how many were dropped. */
-  enforceRetention(defaults: DlqBounds, now: number): number {
-    let dropped = 0;
-    for (const q of this.queuesWithDeadLetters.all() as QueueRow[]) {
-      const age = effectiveBound(q.dlq_max_age_ms, defaults.maxAgeMs);
-      const count = effectiveBound(q.dlq_max_count, defaults.maxCount);
-      const bytes = effectiveBound(q.dlq_max_bytes, defaults.maxBytes);
-      if (age > 0) dropped += this.batched(() => this.deleteOlderThanBatch.run(q.name, now - age).changes);
-      if (count > 0) {
-        const edge = this.nthNewest.get(q.name, count) as { id: number } | undefined;
-        if (edge) dropped += this.batched(() => this.deleteUpTo.run(q.name, edge.id).changes);
-      }
-      if (bytes > 0) {
-        const edge = this.overBytes.get(q.name, bytes) as { id: number } | undefined;
-        if (edge) dropped += this.batched(() => this.deleteUpTo.run(q.name, edge.id).changes);
-      }
-    }
-    return dropped;
+  deadLetterQueues(): DeadLetterQueue[] {
+    const rows = this.queuesWithDeadLetters.all() as {
+      name: string;
+      dlq_max_age_ms: number;
+      dlq_max_count: number;
+      dlq_max_bytes: number;
+    }[];
+    return rows.map((q) => ({
+      name: q.name,
+      maxAgeMs: q.dlq_max_age_ms,
+      maxCount: q.dlq_max_count,
+      maxBytes: q.dlq_max_bytes,
+    }));
   }
 
-  private batched(step: () => number): number {
-    let total = 0;
-    for (let i = 0; i < RETENTION_MAX_BATCHES; i++) {
-      const n = step();
-      total += n;
-      if (n < RETENTION_BATCH) break;
-    }
-    return total;
+  dropDeadLettersBefore(a: { queue: string; before: number }): number {
+    return this.deleteOlderThanBatch.run(a.queue, a.before).changes;
+  }
+
+  nthNewestDeadLetter(a: { queue: string; offset: number }): number | undefined {
+    return (this.nthNewest.get(a.queue, a.offset) as { id: number } | undefined)?.id;
+  }
+
+  deadLetterBytesEdge(a: { queue: string; bytes: number }): number | undefined {
+    return (this.overBytes.get(a.queue, a.bytes) as { id: number } | undefined)?.id;
+  }
+
+  dropDeadLettersUpTo(a: { queue: string; id: number }): number {
+    return this.deleteUpTo.run(a.queue, a.id).changes;
   }
 }

@@ -1,37 +1,40 @@
-import type { DlqBounds } from "../../core/dlq-bounds.js";
 import { MAX_DELIVERY_REASON } from "../../core/limits.js";
-import type { MaintenanceResult } from "../../core/maintenance-result.js";
+import type { MaintenanceOps, Reaped } from "../../core/verbs/maintenance.js";
 import type { SqliteDatabase } from "./database.js";
-import { DeadLetters } from "./dead-letters.js";
+import { SqliteDeadLetterOps } from "./dead-letters.js";
+import type { QueueRegistry } from "./queue-registry.js";
 import type { SequenceNumbers } from "./sequence-numbers.js";
+import type { TopicLog } from "./topic-log.js";
 
 /**
- * The background work, as plain SQL steps over partial indexes: the reaper (lapsed leases), the
- * scheduler (due scheduled rows), the TTL sweep, the dedup and receipt janitors, DLQ retention and
- * free-page reclaim. Each step runs inside the caller's write transaction.
+ * The upkeep's statements on SQLite, plain SQL over partial indexes (the rules are in
+ * core/verbs/maintenance.ts); each runs inside the step's write transaction.
  */
-export class Maintenance {
-  private readonly reapLeases;
-  private readonly activateDue;
+export class SqliteMaintenanceOps extends SqliteDeadLetterOps implements MaintenanceOps {
+  private readonly reapRows;
+  private readonly activateRows;
   private readonly nextDue;
   private readonly nextLease;
   private readonly expireToDlq;
   private readonly expireDelete;
+  private readonly dropRetainedRows;
+  private readonly dropLocks;
   private readonly maxDedupWindow;
-  private readonly dropDedup;
+  private readonly dropDedupRows;
   private readonly dropReceipts;
   private readonly dropAttempts;
-  readonly deadLetters: DeadLetters;
 
   constructor(
-    private readonly db: SqliteDatabase,
+    db: SqliteDatabase,
     ids: SequenceNumbers,
+    queues: QueueRegistry,
+    private readonly topicLog: TopicLog,
   ) {
-    this.deadLetters = new DeadLetters(db, ids);
+    super(db, ids, queues);
     // A message's own delivery limit, when it has one, wins over its queue's.
     const atLimit = `delivery_count >= CASE WHEN max_deliveries > 0 THEN max_deliveries
       ELSE (SELECT max_delivery_count FROM queues q WHERE q.name = messages.queue) END`;
-    this.reapLeases = db.prepare(`
+    this.reapRows = db.prepare(`
       UPDATE messages SET
         state = CASE WHEN ${atLimit} THEN 'dead_lettered' ELSE 'active' END,
         dead_letter_reason = CASE WHEN ${atLimit} THEN '${MAX_DELIVERY_REASON}' ELSE dead_letter_reason END,
@@ -39,7 +42,7 @@ export class Maintenance {
         lock_token = NULL, locked_until = 0
       WHERE state = 'locked' AND locked_until <= @now
       RETURNING id, queue, state`);
-    this.activateDue = db.prepare(
+    this.activateRows = db.prepare(
       "UPDATE messages SET state = 'active' WHERE state = 'scheduled' AND visible_at <= ? RETURNING queue",
     );
     this.nextDue = db.prepare("SELECT min(visible_at) AS due FROM messages WHERE state = 'scheduled'");
@@ -53,73 +56,76 @@ export class Maintenance {
       WHERE ${expired} AND queue IN (SELECT name FROM queues WHERE dead_letter_on_expire = 1)`);
     this.expireDelete = db.prepare(`
       DELETE FROM messages INDEXED BY idx_msg_expire WHERE ${expired} AND queue IN (SELECT name FROM queues WHERE dead_letter_on_expire = 0)`);
+    this.dropRetainedRows = db.prepare(`
+      DELETE FROM messages WHERE id IN (SELECT id FROM messages INDEXED BY idx_msg_expire
+        WHERE expires_at > 0 AND expires_at <= ? AND state <> 'dead_lettered' AND state IN ('completed', 'cancelled')
+        LIMIT 10000)`);
+    this.dropLocks = db.prepare("DELETE FROM locks WHERE expires_at <= ?");
     this.maxDedupWindow = db.prepare("SELECT coalesce(max(dedup_window_ms), 0) AS w FROM queues");
-    this.dropDedup = db.prepare("DELETE FROM dedup WHERE seen_at < ?");
+    this.dropDedupRows = db.prepare("DELETE FROM dedup WHERE seen_at < ?");
     this.dropReceipts = db.prepare("DELETE FROM settlement_receipts WHERE expires_at <= ?");
     this.dropAttempts = db.prepare("DELETE FROM receive_attempts WHERE expires_at <= ?");
   }
 
-  /** Lapsed leases → active, or dead-lettered at the delivery limit. Also the crash recovery on open. */
-  reap(now: number, out: MaintenanceResult): void {
-    for (const row of this.reapLeases.all({ now }) as { id: number; queue: string; state: string }[]) {
-      if (row.state === "active") {
-        out.requeued++;
-        out.activated.add(row.queue);
-      } else {
-        out.deadLettered++;
-        out.settled.push(row.id);
-      }
-    }
+  reapLeases(a: { now: number }): Reaped[] {
+    const rows = this.reapRows.all(a) as { id: number; queue: string; state: string }[];
+    return rows.map((r) => ({ id: r.id, queue: r.queue, deadLettered: r.state !== "active" }));
   }
 
-  /** Due scheduled rows → active. */
-  schedule(now: number, out: MaintenanceResult): void {
-    for (const row of this.activateDue.all(now) as { queue: string }[]) {
-      out.scheduledActivated++;
-      out.activated.add(row.queue);
-    }
-  }
-
-  /** The earliest scheduled delivery time, if any (the scheduler's next wake-up). */
-  nextScheduled(): number | undefined {
-    return (this.nextDue.get() as { due: number | null }).due ?? undefined;
-  }
-
-  /** The earliest lease end, if any message is locked (the reaper's next wake-up). */
   nextLeaseEnd(): number | undefined {
     return (this.nextLease.get() as { at: number | null }).at ?? undefined;
   }
 
-  /** TTL sweep: expired live rows → DLQ (`TTLExpired`) or deleted, per queue. */
-  expire(now: number, out: MaintenanceResult): void {
-    out.expired += this.expireToDlq.run({ now }).changes;
-    out.expired += this.expireDelete.run({ now }).changes;
+  activateDue(a: { now: number }): string[] {
+    return (this.activateRows.all(a.now) as { queue: string }[]).map((r) => r.queue);
   }
 
-  /** Dedup rows older than the largest window; expired receipts and receive attempts. */
-  janitor(now: number, out: MaintenanceResult): void {
+  nextScheduled(): number | undefined {
+    return (this.nextDue.get() as { due: number | null }).due ?? undefined;
+  }
+
+  deadLetterExpired(a: { now: number }): number {
+    return this.expireToDlq.run(a).changes;
+  }
+
+  deleteExpired(a: { now: number }): number {
+    return this.expireDelete.run(a).changes;
+  }
+
+  dropRetained(a: { now: number }): number {
+    return this.dropRetainedRows.run(a.now).changes;
+  }
+
+  dropExpiredLocks(a: { now: number }): void {
+    this.dropLocks.run(a.now);
+  }
+
+  dropDedup(a: { now: number }): number {
     const window = (this.maxDedupWindow.get() as { w: number }).w;
-    out.dedupDropped += this.dropDedup.run(now - window).changes;
-    out.auxDropped += this.dropReceipts.run(now).changes + this.dropAttempts.run(now).changes;
+    return this.dropDedupRows.run(a.now - window).changes;
   }
 
-  retention(bounds: DlqBounds, now: number, out: MaintenanceResult): void {
-    out.retentionDropped += this.deadLetters.enforceRetention(bounds, now);
+  dropExpiredAux(a: { now: number }): number {
+    return this.dropReceipts.run(a.now).changes + this.dropAttempts.run(a.now).changes;
   }
 
-  /**
-   * Gives free pages back to the file system once enough accumulated (outside any transaction).
-   * Failures (another process busy) are left for the next pass.
-   */
-  reclaim(): void {
-    try {
-      const free = this.db.pragma("freelist_count", { simple: true }) as number;
-      if (free < 256) return;
-      this.db.pragma("wal_checkpoint(TRUNCATE)");
-      this.db.pragma("incremental_vacuum");
-      this.db.pragma("wal_checkpoint(TRUNCATE)");
-    } catch {
-      // busy: next time
-    }
+  compactTopicLog(a: { now: number; budget: number }): number {
+    return this.topicLog.compact(a.now, a.budget);
+  }
+}
+
+/**
+ * Gives free pages back to the file system once enough accumulated (outside any transaction).
+ * Failures (another process busy) are left for the next pass.
+ */
+export function reclaimFreePages(db: SqliteDatabase): void {
+  try {
+    const free = db.pragma("freelist_count", { simple: true }) as number;
+    if (free < 256) return;
+    db.pragma("wal_checkpoint(TRUNCATE)");
+    db.pragma("incremental_vacuum");
+    db.pragma("wal_checkpoint(TRUNCATE)");
+  } catch {
+    // busy: next time
   }
 }

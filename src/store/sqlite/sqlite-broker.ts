@@ -49,8 +49,13 @@ import type {
   BrokerStatus,
   Message,
   OutgoingMessage,
+  PeekOptions,
   PurgeOptions,
+  QueueConfig,
+  QueueInfo,
+  QueueStats,
   Readiness,
+  ReceiveOptions,
   RedriveOptions,
   SendOptions,
 } from "../../contract/types.js";
@@ -65,7 +70,6 @@ import {
   EPHEMERAL_GRACE_MS,
   EPHEMERAL_LIVENESS_MS,
   MAX_TOPIC_READ,
-  TOPIC_PURGE_LIMIT,
   taskDelivery,
 } from "../../core/fanout.js";
 import { compileFilter, filterMessage } from "../../core/filters.js";
@@ -78,9 +82,12 @@ import {
   prepareFlow,
   waitingNodes,
 } from "../../core/flow-input.js";
-import { DEFAULT_WORKER_STALE_MS } from "../../core/limits.js";
-import { Loops } from "../../core/loops.js";
+import { validateGates } from "../../core/gates.js";
+import { leaseCap } from "../../core/lease.js";
+import { DEFAULT_WORKER_STALE_MS, RECEIVE_BODY_BUDGET } from "../../core/limits.js";
+import type { Loops } from "../../core/loops.js";
 import { emptyResult, type MaintenanceResult } from "../../core/maintenance-result.js";
+import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "../../core/message-row.js";
 import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../../core/metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
@@ -94,15 +101,9 @@ import {
 } from "../../core/port.js";
 import { awaitSettled } from "../../core/settled-waits.js";
 import type { Target } from "../../core/subscription-rows.js";
-import {
-  integer,
-  nonNegative,
-  nonNegativeDuration,
-  requireName,
-  seqNumber,
-  seqNumberList,
-} from "../../core/validate.js";
+import { integer, nonNegativeDuration, requireName, seqNumber, seqNumberList } from "../../core/validate.js";
 import type { Claimed } from "../../core/verbs/claim.js";
+import { recoverLeases } from "../../core/verbs/maintenance.js";
 import { type Take, Waiters } from "../../core/waiters.js";
 import type { WriteContext } from "../../core/write-context.js";
 import type { FilterMessage } from "../../filter/index.js";
@@ -116,7 +117,7 @@ import { EventLog } from "./event-log.js";
 import { type InsertTiming, MessageInserter, type RowToInsert } from "./insert.js";
 import { JobMetrics } from "./job-metrics.js";
 import { Locks } from "./locks.js";
-import { Maintenance } from "./maintenance.js";
+import { reclaimFreePages, SqliteMaintenanceOps } from "./maintenance.js";
 import { MessageLogs } from "./message-logs.js";
 import { MessageRecords } from "./message-records.js";
 import { LATEST_SCHEMA_VERSION } from "./migrations/index.js";
@@ -218,12 +219,12 @@ export class SqliteBroker extends CoreBroker implements Broker {
       ),
     read: (verb) => this.read(() => runSync(verb(this.clock.now()), this.ops)),
   };
-  private readonly maintenance: Maintenance;
+  private readonly maintenanceOps: SqliteMaintenanceOps;
   private readonly loops: Loops;
   protected readonly waiters: Waiters<Message>;
   private readonly logger: Logger;
   protected readonly maxMessageBytes: number;
-  private readonly dlqBounds: DlqBounds;
+  protected readonly dlqBounds: DlqBounds;
   private readonly openedAt: number;
   private readonly dataVersion;
   private lastDataVersion = 0;
@@ -262,17 +263,17 @@ export class SqliteBroker extends CoreBroker implements Broker {
     this.inserter = new MessageInserter(this.db, this.ids);
     this.claimOps = new SqliteClaimOps(this.db, this.queues);
     this.settleOps = new SqliteSettleOps(this.db, this.queues);
+    this.maintenanceOps = new SqliteMaintenanceOps(this.db, this.ids, this.queues, this.topicLog);
     this.ops = {
       settle: this.settleOps,
       claim: this.claimOps,
       send: {},
       queues: new SqliteQueueOps(this.db, this.queues, this.subscriptions, this.topicLog),
       topics: new SqliteTopicOps(this.db, this.topicLog, this.queues, this.subscriptions),
-      maintenance: {},
+      maintenance: this.maintenanceOps,
       records: {},
       flows: {},
     };
-    this.maintenance = new Maintenance(this.db, this.ids);
     this.writer = new Writer(
       this.db,
       () => this.checkExternalChange(),
@@ -285,17 +286,14 @@ export class SqliteBroker extends CoreBroker implements Broker {
     this.workers = new Workers(this.db);
     this.locks = new Locks(this.db);
     // Crash recovery: only leases that have lapsed (another live process may hold the rest).
-    this.writer.runNow(() => this.maintenance.reap(this.clock.now(), emptyResult()));
+    this.writer.runNow(() => runSync(recoverLeases(this.clock.now()), this.ops));
     // Last: nothing below can fail and leave the thread a connection to a file no broker holds.
     if (options.checkpointThread !== false && !isMemoryPath(path) && !options.exclusive) {
       this.checkpoints = this.startCheckpoints(options.synchronous ?? "normal");
     }
-    this.loops = new Loops({
+    this.loops = this.maintenanceLoops({
       clock: this.clock,
-      run: (step) => this.runMaintenanceStep(step),
-      nextScheduled: () => this.maintenance.nextScheduled(),
-      nextLeaseEnd: () => this.maintenance.nextLeaseEnd(),
-      reclaim: isMemoryPath(path) ? undefined : () => this.maintenance.reclaim(),
+      reclaim: isMemoryPath(path) ? undefined : () => reclaimFreePages(this.db),
       logger: this.logger,
     });
     if (options.background !== false) this.loops.start();
@@ -660,52 +658,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
 
   // --- inspecting and the dead-letter queue -----------------------------------------------------
 
-  async redrive(queue: string, options: RedriveOptions = {}): Promise<number> {
-    const max = nonNegative(options.max, "max");
-    const olderThan = nonNegativeDuration(options.olderThanMs, "older_than_ms");
-    const rate = nonNegative(options.ratePerSec, "rate_per_sec");
-    const target = options.target && options.target !== queue ? options.target : undefined;
-    const moveChunk = (limit: number) =>
-      this.write((ctx, now) => {
-        this.queues.require(queue);
-        if (target !== undefined) this.queues.require(target);
-        const ids = this.maintenance.deadLetters.select(
-          queue,
-          limit,
-          olderThan > 0 ? now - olderThan : 0,
-          options.seqNumbers,
-        );
-        const moved = this.maintenance.deadLetters.redrive(ids, target, now);
-        if (moved > 0) ctx.afterCommit(() => this.waiters.notify(target ?? queue));
-        return moved;
-      });
-    if (rate === 0) return moveChunk(max);
-    let total = 0;
-    for (;;) {
-      const want = max > 0 ? Math.min(rate, max - total) : rate;
-      if (want <= 0) return total;
-      const moved = await moveChunk(want);
-      total += moved;
-      if (moved < want) return total;
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-  }
-
-  purge(queue: string, options: PurgeOptions = {}): Promise<number> {
-    let max: number;
-    let olderThan: number;
-    try {
-      max = nonNegative(options.max, "max");
-      olderThan = nonNegativeDuration(options.olderThanMs, "older_than_ms");
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((_ctx, now) => {
-      this.queues.require(queue);
-      return this.maintenance.deadLetters.purge(queue, max, olderThan > 0 ? now - olderThan : 0);
-    });
-  }
-
   // --- topics -----------------------------------------------------------------------------------
 
   // --- job topics (TopicService) -----------------------------------------------------------------
@@ -905,40 +857,11 @@ export class SqliteBroker extends CoreBroker implements Broker {
     });
   }
 
-  /**
-   * Runs every background step once, now: reaper, scheduler, TTL sweep, janitors, DLQ retention,
-   * reclaim. For tests with a manual clock and the loops switched off.
-   */
-  async runMaintenanceOnce(): Promise<MaintenanceResult> {
-    const out = emptyResult();
-    for (const step of ["reap", "schedule", "expire", "janitor", "retention"] as const) {
-      const r = await this.runMaintenanceStep(step);
-      mergeResult(out, r);
-    }
-    if (this.location !== ":memory:") this.maintenance.reclaim();
+  /** Every background step once (see `CoreBroker`), then gives free pages back to the file system. */
+  override async runMaintenanceOnce(): Promise<MaintenanceResult> {
+    const out = await super.runMaintenanceOnce();
+    if (this.location !== ":memory:") reclaimFreePages(this.db);
     return out;
-  }
-
-  private runMaintenanceStep(
-    step: "reap" | "schedule" | "expire" | "janitor" | "retention",
-  ): Promise<MaintenanceResult> {
-    return this.write((ctx, now) => {
-      const out = emptyResult();
-      if (step === "reap") this.maintenance.reap(now, out);
-      else if (step === "schedule") this.maintenance.schedule(now, out);
-      else if (step === "expire") {
-        this.maintenance.expire(now, out);
-        out.retainedDropped += this.records.sweepRetained(now);
-        this.locks.sweep(now);
-      } else if (step === "janitor") this.maintenance.janitor(now, out);
-      else {
-        this.maintenance.retention(this.dlqBounds, now, out);
-        out.retentionDropped += this.topicLog.compact(now, TOPIC_PURGE_LIMIT);
-      }
-      if (out.activated.size > 0) this.wake(ctx, out.activated, now);
-      this.notifySettled(ctx, out.settled);
-      return out;
-    });
   }
 
   close(): Promise<void> {
@@ -1135,17 +1058,4 @@ export class SqliteBroker extends CoreBroker implements Broker {
       return { seqNumber: seq, created: true };
     });
   }
-}
-
-function mergeResult(into: MaintenanceResult, from: MaintenanceResult): void {
-  for (const q of from.activated) into.activated.add(q);
-  into.requeued += from.requeued;
-  into.deadLettered += from.deadLettered;
-  into.scheduledActivated += from.scheduledActivated;
-  into.expired += from.expired;
-  into.dedupDropped += from.dedupDropped;
-  into.auxDropped += from.auxDropped;
-  into.retentionDropped += from.retentionDropped;
-  into.retainedDropped += from.retainedDropped;
-  into.settled.push(...from.settled);
 }
