@@ -3,18 +3,21 @@ import type { ClaimOps } from "../../core/verbs/claim.js";
 import type { FlowOps } from "../../core/verbs/flows.js";
 import type { MaintenanceOps } from "../../core/verbs/maintenance.js";
 import type { QueueOps } from "../../core/verbs/queues.js";
-import type { RecordOps } from "../../core/verbs/records.js";
 import type { SendOps } from "../../core/verbs/send.js";
 import type { TopicOps } from "../../core/verbs/topics.js";
 
 import type { Conn } from "./db.js";
+import { PgNamedLockOps } from "./named-locks.js";
+import { PgRecordOps } from "./records.js";
 import { PgSettleOps } from "./settle.js";
+import { PgWorkerOps } from "./workers.js";
 
 type PgOps = { [K in keyof Ops]: Async<Ops[K]> };
 
 /** The port's statements on one connection (the transaction a verb runs in), made as first asked. */
 class ConnectionOps implements PgOps {
   private settleOps: PgSettleOps | undefined;
+  private recordOps: PgRecordOps | undefined;
 
   constructor(private readonly c: Conn) {}
 
@@ -43,8 +46,17 @@ class ConnectionOps implements PgOps {
     return {};
   }
 
-  get records(): Async<RecordOps> {
-    return {};
+  get records(): PgRecordOps {
+    this.recordOps ??= new PgRecordOps(this.c);
+    return this.recordOps;
+  }
+
+  get workers(): PgWorkerOps {
+    return new PgWorkerOps(this.c);
+  }
+
+  get locks(): PgNamedLockOps {
+    return new PgNamedLockOps(this.c);
   }
 
   get flows(): Async<FlowOps> {

@@ -8,27 +8,18 @@ import {
   NotFoundError,
 } from "../../contract/errors.js";
 import type {
-  AttemptError,
-  BrowseOptions,
-  CancelMessageOptions,
-  CancelOutcome,
   DebouncedSend,
   DebounceOptions,
-  DeleteSettledOptions,
   Dependency,
   EventInput,
   EventPage,
   FlowNode,
-  HeartbeatResult,
   MessageLogPage,
-  MessageRecord,
   MetricIncrement,
   MetricKind,
   MetricPoint,
   MetricsQuery,
   ReceiveAnyOptions,
-  WorkerInfo,
-  WorkerRecord,
 } from "../../contract/job-service.js";
 import { type Logger, stderrLogger } from "../../contract/logger.js";
 import { messageOf } from "../../contract/message-of.js";
@@ -88,7 +79,7 @@ import {
 } from "../../core/flow-input.js";
 import { validateGates } from "../../core/gates.js";
 import { leaseCap } from "../../core/lease.js";
-import { DEFAULT_WORKER_STALE_MS, RECEIVE_BODY_BUDGET } from "../../core/limits.js";
+import { RECEIVE_BODY_BUDGET } from "../../core/limits.js";
 import { Loops, type MaintenanceStep } from "../../core/loops.js";
 import { emptyResult, type MaintenanceResult } from "../../core/maintenance-result.js";
 import { type MessageRow, peekedMessage } from "../../core/message-row.js";
@@ -97,7 +88,6 @@ import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
 import { type Dialect, type Effects, runAsync } from "../../core/port.js";
 import { type CountRow, statsFromCounts } from "../../core/queue-counts.js";
-import { awaitSettled } from "../../core/settled-waits.js";
 import { taskSpec } from "../../core/subscription-rows.js";
 import { type DeliveryCount, topicBacklog } from "../../core/topic-stats.js";
 import {
@@ -107,7 +97,6 @@ import {
   nonNegativeDuration,
   requireName,
   seqNumber,
-  seqNumberList,
 } from "../../core/validate.js";
 import { waitAny } from "../../core/wait-any.js";
 import { Waiters } from "../../core/waiters.js";
@@ -139,7 +128,6 @@ import {
 } from "./options.js";
 import { PgQueueRegistry, type PgQueueRow } from "./queue-registry.js";
 import { pgReadiness } from "./readiness.js";
-import { PgNamedLocks, PgRecords, PgWorkers } from "./records.js";
 import { PgSettleOps } from "./settle.js";
 import { PgSubscriptions } from "./subscriptions.js";
 import { PgTopicLog } from "./topic-log.js";
@@ -227,13 +215,10 @@ export class PostgresBroker extends CoreBroker implements Broker {
   };
   private readonly maintenance: PgMaintenance;
   private readonly waiters: Waiters;
-  /** Wake-ups of `awaitSettled`, keyed by sequence number. */
-  private readonly settledWaiters: Waiters;
-  private readonly records = new PgRecords();
+  protected readonly settledWaiters: Waiters;
+  protected override readonly settledRecheckMs = SETTLED_RECHECK_MS;
   private readonly topicLog = new PgTopicLog();
   private readonly gates = new PgGates();
-  private readonly workers = new PgWorkers();
-  private readonly namedLocks = new PgNamedLocks();
   private readonly loops: Loops;
   private readonly node: PgNode;
   private readonly completedCounts = new Map<string, number>();
@@ -1046,112 +1031,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
       await session?.finish();
       return { messages, retryAt: session?.retryAt() };
     }, signal);
-  }
-
-  async cancelMessage(
-    queue: string,
-    seq: number,
-    options: CancelMessageOptions = {},
-  ): Promise<CancelOutcome> {
-    queue = pgName(queue);
-    const retain = nonNegativeDuration(options.retainMs, "retain_ms");
-    const s = seqNumber(seq);
-    return this.write(async (c, now) => {
-      const outcome = await this.records.cancel(c, queue, s, options.lockToken, retain, now);
-      if (outcome === "cancelled") this.notifySettled(c, [s]);
-      return outcome;
-    });
-  }
-
-  async setProgress(queue: string, seq: number, lockToken: string, progress: number): Promise<void> {
-    queue = pgName(queue);
-    const p = integer(progress, "progress");
-    if (p < 0 || p > 100) throw new InvalidArgumentError("mqlite: progress must be within 0..100");
-    const s = seqNumber(seq);
-    await this.one((c) => this.records.setProgress(c, queue, s, lockToken, p));
-  }
-
-  async getMessages(seqNumbers: number[]): Promise<MessageRecord[]> {
-    const seqs = seqNumbers.map(seqNumber);
-    return this.read((c) => this.records.get(c, seqs));
-  }
-
-  async browse(options: BrowseOptions = {}): Promise<MessageRecord[]> {
-    return this.read((c) => this.records.browse(c, options));
-  }
-
-  async messageErrors(seq: number): Promise<AttemptError[]> {
-    const s = seqNumber(seq);
-    return this.read((c) => this.records.errors(c, s));
-  }
-
-  async awaitSettled(
-    seqNumbers: number[],
-    options: { waitMs?: number; signal?: AbortSignal } = {},
-  ): Promise<number[]> {
-    const seqs = seqNumbers.map(seqNumber);
-    const wait = Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS);
-    return awaitSettled(
-      this.clock,
-      this.settledWaiters,
-      () => this.read((c) => this.records.settled(c, seqs)),
-      seqs,
-      wait,
-      options.signal,
-      SETTLED_RECHECK_MS,
-    );
-  }
-
-  async deleteSettled(queue: string, options: DeleteSettledOptions = {}): Promise<number> {
-    queue = pgName(queue);
-    return this.write((c, now) => this.records.deleteSettled(c, queue, options, now));
-  }
-
-  async promoteMessages(queue: string, seqNumbers: number[]): Promise<number> {
-    queue = pgName(queue);
-    const seqs = seqNumberList(seqNumbers);
-    return this.write(async (c, now) => {
-      const promoted = await this.records.promote(c, queue, seqs, now);
-      if (promoted > 0) this.wakeLocal(c, { activated: [queue], scheduledFor: [] });
-      return promoted;
-    });
-  }
-
-  async removeMessages(queue: string, seqNumbers: number[]): Promise<number> {
-    queue = pgName(queue);
-    const seqs = seqNumberList(seqNumbers);
-    return this.write(async (c, now) => {
-      const removed = await this.records.remove(c, queue, seqs, now);
-      this.notifySettled(c, removed);
-      return removed.length;
-    });
-  }
-
-  async heartbeat(worker: WorkerInfo, options: { staleAfterMs?: number } = {}): Promise<HeartbeatResult> {
-    requireName(worker?.workerId, "worker");
-    const stale =
-      options.staleAfterMs && options.staleAfterMs > 0 ? options.staleAfterMs : DEFAULT_WORKER_STALE_MS;
-    return this.write((c, now) => this.workers.heartbeat(c, worker, stale, now));
-  }
-
-  async listWorkers(): Promise<WorkerRecord[]> {
-    return this.read((c) => this.workers.list(c));
-  }
-
-  async removeWorker(workerId: string): Promise<boolean> {
-    return this.write((c) => this.workers.delete(c, workerId));
-  }
-
-  async acquireLock(name: string, owner: string, ttlMs: number): Promise<boolean> {
-    requireName(name, "lock");
-    requireName(owner, "lock owner");
-    if (nonNegativeDuration(ttlMs, "ttl_ms") === 0)
-      throw new InvalidArgumentError("mqlite: ttl_ms must be positive");
-    return this.write((c, now) => this.namedLocks.acquire(c, name, owner, ttlMs, now));
-  }
-
-  async releaseLock(name: string, owner: string): Promise<boolean> {
-    return this.write((c, now) => this.namedLocks.release(c, name, owner, now));
   }
 
   // --- the broker -------------------------------------------------------------------------------

@@ -9,27 +9,18 @@ import {
   NotFoundError,
 } from "../../contract/errors.js";
 import type {
-  AttemptError,
-  BrowseOptions,
-  CancelMessageOptions,
-  CancelOutcome,
   DebouncedSend,
   DebounceOptions,
-  DeleteSettledOptions,
   Dependency,
   EventInput,
   EventPage,
   FlowNode,
-  HeartbeatResult,
   MessageLogPage,
-  MessageRecord,
   MetricIncrement,
   MetricKind,
   MetricPoint,
   MetricsQuery,
   ReceiveAnyOptions,
-  WorkerInfo,
-  WorkerRecord,
 } from "../../contract/job-service.js";
 import { type Logger, stderrLogger } from "../../contract/logger.js";
 import { messageOf } from "../../contract/message-of.js";
@@ -93,7 +84,7 @@ import {
 } from "../../core/flow-input.js";
 import { validateGates } from "../../core/gates.js";
 import { leaseCap } from "../../core/lease.js";
-import { DEFAULT_WORKER_STALE_MS, RECEIVE_BODY_BUDGET } from "../../core/limits.js";
+import { RECEIVE_BODY_BUDGET } from "../../core/limits.js";
 import { Loops } from "../../core/loops.js";
 import { emptyResult, type MaintenanceResult } from "../../core/maintenance-result.js";
 import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "../../core/message-row.js";
@@ -102,7 +93,6 @@ import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
 import { type Dialect, type Effects, type Ops, runSync } from "../../core/port.js";
 import { type CountRow, statsFromCounts } from "../../core/queue-counts.js";
-import { awaitSettled } from "../../core/settled-waits.js";
 import { type Target, taskSpec } from "../../core/subscription-rows.js";
 import { type DeliveryCount, topicBacklog } from "../../core/topic-stats.js";
 import {
@@ -112,7 +102,6 @@ import {
   nonNegativeDuration,
   requireName,
   seqNumber,
-  seqNumberList,
 } from "../../core/validate.js";
 import { Waiters } from "../../core/waiters.js";
 import type { WriteContext } from "../../core/write-context.js";
@@ -127,10 +116,10 @@ import { Dependencies } from "./dependencies.js";
 import { EventLog } from "./event-log.js";
 import { type InsertTiming, MessageInserter, type RowToInsert } from "./insert.js";
 import { JobMetrics } from "./job-metrics.js";
-import { Locks } from "./locks.js";
+import { SqliteNamedLockOps } from "./locks.js";
 import { Maintenance } from "./maintenance.js";
 import { MessageLogs } from "./message-logs.js";
-import { MessageRecords } from "./message-records.js";
+import { SqliteRecordOps } from "./message-records.js";
 import { LATEST_SCHEMA_VERSION } from "./migrations/index.js";
 import { QueueRegistry } from "./queue-registry.js";
 import { fileReadiness } from "./readiness.js";
@@ -141,7 +130,7 @@ import { mapSqliteError } from "./sqlite-errors.js";
 import { Subscriptions } from "./subscriptions.js";
 import type { SyncMode } from "./sync-mode.js";
 import { TopicLog } from "./topic-log.js";
-import { Workers } from "./workers.js";
+import { SqliteWorkerOps } from "./workers.js";
 import { Writer } from "./writer.js";
 
 /** Options of `openBroker`. */
@@ -252,13 +241,11 @@ export class SqliteBroker extends CoreBroker implements Broker {
   private readonly oldestRow;
   private readonly peekRows;
   private readonly clearQueueAux;
-  private readonly records: MessageRecords;
+  private readonly records: SqliteRecordOps;
   private readonly gates: ClaimGates;
-  private readonly workers: Workers;
-  private readonly locks: Locks;
+  private readonly locks: SqliteNamedLockOps;
   private readonly multiReceiver: MultiReceiver;
-  /** Wake-ups of `awaitSettled`, keyed by sequence number. */
-  private readonly settledWaiters: Waiters;
+  protected readonly settledWaiters: Waiters;
 
   constructor(path: string, options: SqliteBrokerOptions = {}) {
     super();
@@ -286,6 +273,8 @@ export class SqliteBroker extends CoreBroker implements Broker {
     this.inserter = new MessageInserter(this.db, this.ids);
     this.claimer = new Claimer(this.db, (at) => this.loops.armReaper(at));
     this.settleOps = new SqliteSettleOps(this.db, this.queues);
+    this.records = new SqliteRecordOps(this.db);
+    this.locks = new SqliteNamedLockOps(this.db);
     this.ops = {
       settle: this.settleOps,
       claim: {},
@@ -293,7 +282,9 @@ export class SqliteBroker extends CoreBroker implements Broker {
       queues: {},
       topics: {},
       maintenance: {},
-      records: {},
+      records: this.records,
+      workers: new SqliteWorkerOps(this.db),
+      locks: this.locks,
       flows: {},
     };
     this.maintenance = new Maintenance(this.db, this.ids);
@@ -305,10 +296,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
     );
     this.waiters = new Waiters<Message>(() => this.checkExternalChange());
     this.settledWaiters = new Waiters(() => this.checkExternalChange());
-    this.records = new MessageRecords(this.db);
     this.gates = new ClaimGates(this.db);
-    this.workers = new Workers(this.db);
-    this.locks = new Locks(this.db);
     this.multiReceiver = new MultiReceiver({
       clock: this.clock,
       write: (fn, signal) => this.write(fn, signal),
@@ -1098,132 +1086,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
       leaseCapMs,
       signal: options.signal,
     });
-  }
-
-  cancelMessage(queue: string, seq: number, options: CancelMessageOptions = {}): Promise<CancelOutcome> {
-    let retain: number;
-    try {
-      retain = nonNegativeDuration(options.retainMs, "retain_ms");
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((ctx, now) => {
-      const s = seqNumber(seq);
-      const outcome = this.records.cancel(queue, s, options.lockToken, retain, now);
-      if (outcome === "cancelled") this.notifySettled(ctx, [s]);
-      return outcome;
-    });
-  }
-
-  setProgress(queue: string, seq: number, lockToken: string, progress: number): Promise<void> {
-    let p: number;
-    try {
-      p = integer(progress, "progress");
-      if (p < 0 || p > 100) throw new InvalidArgumentError("mqlite: progress must be within 0..100");
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((_ctx, now) => this.records.setProgress(queue, seqNumber(seq), lockToken, p, now));
-  }
-
-  getMessages(seqNumbers: number[]): Promise<MessageRecord[]> {
-    return this.read(() => this.records.get(seqNumbers.map(seqNumber)));
-  }
-
-  browse(options: BrowseOptions = {}): Promise<MessageRecord[]> {
-    return this.read(() => this.records.browse(options));
-  }
-
-  messageErrors(seq: number): Promise<AttemptError[]> {
-    return this.read(() => this.records.errors(seqNumber(seq)));
-  }
-
-  awaitSettled(
-    seqNumbers: number[],
-    options: { waitMs?: number; signal?: AbortSignal } = {},
-  ): Promise<number[]> {
-    let seqs: number[];
-    try {
-      seqs = seqNumbers.map(seqNumber);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    const wait = Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS);
-    return awaitSettled(
-      this.clock,
-      this.settledWaiters,
-      () => this.read(() => this.records.settled(seqs)),
-      seqs,
-      wait,
-      options.signal,
-    );
-  }
-
-  deleteSettled(queue: string, options: DeleteSettledOptions = {}): Promise<number> {
-    return this.write((_ctx, now) => this.records.deleteSettled(queue, options, now));
-  }
-
-  promoteMessages(queue: string, seqNumbers: number[]): Promise<number> {
-    let seqs: number[];
-    try {
-      seqs = seqNumberList(seqNumbers);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((ctx, now) => {
-      const promoted = this.records.promote(queue, seqs, now);
-      if (promoted > 0) this.wake(ctx, [queue], now);
-      return promoted;
-    });
-  }
-
-  removeMessages(queue: string, seqNumbers: number[]): Promise<number> {
-    let seqs: number[];
-    try {
-      seqs = seqNumberList(seqNumbers);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((ctx, now) => {
-      const removed = this.records.remove(queue, seqs, now);
-      this.notifySettled(ctx, removed);
-      return removed.length;
-    });
-  }
-
-  heartbeat(worker: WorkerInfo, options: { staleAfterMs?: number } = {}): Promise<HeartbeatResult> {
-    try {
-      requireName(worker?.workerId, "worker");
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    const stale =
-      options.staleAfterMs && options.staleAfterMs > 0 ? options.staleAfterMs : DEFAULT_WORKER_STALE_MS;
-    return this.write((_ctx, now) => this.workers.heartbeat(worker, stale, now));
-  }
-
-  listWorkers(): Promise<WorkerRecord[]> {
-    return this.read(() => this.workers.list());
-  }
-
-  removeWorker(workerId: string): Promise<boolean> {
-    return this.write(() => this.workers.delete(workerId));
-  }
-
-  acquireLock(name: string, owner: string, ttlMs: number): Promise<boolean> {
-    try {
-      requireName(name, "lock");
-      requireName(owner, "lock owner");
-      if (nonNegativeDuration(ttlMs, "ttl_ms") === 0)
-        throw new InvalidArgumentError("mqlite: ttl_ms must be positive");
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((_ctx, now) => this.locks.acquire(name, owner, ttlMs, now));
-  }
-
-  releaseLock(name: string, owner: string): Promise<boolean> {
-    return this.write((_ctx, now) => this.locks.release(name, owner, now));
   }
 
   // --- the broker -------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ import type {
   EngineTopicLogStat,
   TopicLogMessage,
 } from "../../contract/topic-service.js";
+import { AnswerBudget } from "../../core/answer-budget.js";
 import {
   FILTERED_READ_BATCH,
   logFilterMessage,
@@ -12,7 +13,6 @@ import {
 import type { PreparedMessage } from "../../core/outgoing.js";
 import type { SubscriptionRow } from "../../core/subscription-rows.js";
 import type { MessageFilter } from "../../filter/index.js";
-import { AnswerBudget } from "./answer-budget.js";
 import type { SqliteDatabase } from "./database.js";
 import type { SequenceNumbers } from "./sequence-numbers.js";
 
