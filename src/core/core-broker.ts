@@ -1,5 +1,16 @@
 import { InvalidArgumentError, NameConflictError } from "../contract/errors.js";
-import type { ReceiveAnyOptions } from "../contract/job-service.js";
+import type {
+  AttemptError,
+  BrowseOptions,
+  CancelMessageOptions,
+  CancelOutcome,
+  DeleteSettledOptions,
+  HeartbeatResult,
+  MessageRecord,
+  ReceiveAnyOptions,
+  WorkerInfo,
+  WorkerRecord,
+} from "../contract/job-service.js";
 import { MAX_RENEW_BATCH } from "../contract/limits.js";
 import type { Logger } from "../contract/logger.js";
 import type {
@@ -43,20 +54,34 @@ import { DEFAULT_VISIBILITY_MS, EPHEMERAL_GRACE_MS, EPHEMERAL_LIVENESS_MS } from
 import { checkFilter, testFilter } from "./filters.js";
 import { validateGates } from "./gates.js";
 import { leaseCap } from "./lease.js";
+import { DEFAULT_WORKER_STALE_MS, MAX_WAIT_MS } from "./limits.js";
 import { longPoll } from "./long-poll.js";
 import { Loops, type MaintenanceStep } from "./loops.js";
 import { emptyResult, type MaintenanceResult, mergeResult } from "./maintenance-result.js";
 import type { Dialect, Verb, WriteScope } from "./port.js";
 import { normalizeQueueConfig } from "./queue-config.js";
+import { browseQuery, deleteSettledQuery, progressValue } from "./record-input.js";
+import { awaitSettled } from "./settled-waits.js";
 import { taskSpec } from "./subscription-rows.js";
-import { clampCount, integer, nonNegative, nonNegativeDuration, requireName, seqNumber } from "./validate.js";
+import {
+  clampCount,
+  integer,
+  nonNegative,
+  nonNegativeDuration,
+  requireName,
+  seqNumber,
+  seqNumberList,
+} from "./validate.js";
 import * as claim from "./verbs/claim.js";
 import * as deadLetters from "./verbs/dead-letters.js";
 import * as maintenance from "./verbs/maintenance.js";
+import * as namedLocks from "./verbs/named-locks.js";
 import * as queues from "./verbs/queues.js";
+import * as records from "./verbs/records.js";
 import * as settle from "./verbs/settle.js";
 import * as subscriptions from "./verbs/subscriptions.js";
 import * as topics from "./verbs/topics.js";
+import * as workers from "./verbs/workers.js";
 import type { Take, Waiters } from "./waiters.js";
 
 /**
@@ -476,6 +501,124 @@ export abstract class CoreBroker {
   // (end of maintenance)
 
   // --- records: job records: cancel, progress, browse, errors, delete settled, promote, remove, workers, named locks ---
+
+  /**
+   * Wake-ups of `awaitSettled`, keyed by sequence number: the broker notifies them after its
+   * commits that settle messages (its `Effects.settled`), and as its connection sees fit.
+   */
+  protected abstract readonly settledWaiters: Waiters;
+  /** `awaitSettled` re-checks at least this often (settlements its waiters never hear of). */
+  protected readonly settledRecheckMs: number | undefined = undefined;
+
+  cancelMessage(queue: string, seq: number, options: CancelMessageOptions = {}): Promise<CancelOutcome> {
+    return this.guard(() => {
+      const retain = nonNegativeDuration(options.retainMs, "retain_ms");
+      const s = seqNumber(seq);
+      return this.dialect.write((w) => records.cancelMessage(w, queue, s, options.lockToken, retain));
+    });
+  }
+
+  setProgress(queue: string, seq: number, lockToken: string, progress: number): Promise<void> {
+    return this.guard(() => {
+      const p = progressValue(progress);
+      const s = seqNumber(seq);
+      return this.dialect.write((w) => records.setProgress(w, queue, s, lockToken, p), {
+        oneStatement: true,
+      });
+    });
+  }
+
+  getMessages(seqNumbers: number[]): Promise<MessageRecord[]> {
+    return this.guard(() => {
+      const seqs = seqNumbers.map(seqNumber);
+      return this.dialect.read(() => records.getMessages(seqs));
+    });
+  }
+
+  browse(options: BrowseOptions = {}): Promise<MessageRecord[]> {
+    return this.guard(() => {
+      const q = browseQuery(options);
+      return this.dialect.read(() => records.browse(q));
+    });
+  }
+
+  messageErrors(seq: number): Promise<AttemptError[]> {
+    return this.guard(() => {
+      const s = seqNumber(seq);
+      return this.dialect.read(() => records.messageErrors(s));
+    });
+  }
+
+  awaitSettled(
+    seqNumbers: number[],
+    options: { waitMs?: number; signal?: AbortSignal } = {},
+  ): Promise<number[]> {
+    return this.guard(() => {
+      const seqs = seqNumbers.map(seqNumber);
+      const wait = Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS);
+      return awaitSettled(
+        this.clock,
+        this.settledWaiters,
+        () => this.dialect.read(() => records.settledOf(seqs)),
+        seqs,
+        wait,
+        options.signal,
+        this.settledRecheckMs,
+      );
+    });
+  }
+
+  deleteSettled(queue: string, options: DeleteSettledOptions = {}): Promise<number> {
+    return this.guard(() => {
+      const q = deleteSettledQuery(options);
+      return this.dialect.write((w) => records.deleteSettled(w, queue, q), { oneStatement: true });
+    });
+  }
+
+  promoteMessages(queue: string, seqNumbers: number[]): Promise<number> {
+    return this.guard(() => {
+      const seqs = seqNumberList(seqNumbers);
+      return this.dialect.write((w) => records.promoteMessages(w, queue, seqs), { oneStatement: true });
+    });
+  }
+
+  removeMessages(queue: string, seqNumbers: number[]): Promise<number> {
+    return this.guard(() => {
+      const seqs = seqNumberList(seqNumbers);
+      return this.dialect.write((w) => records.removeMessages(w, queue, seqs), { oneStatement: true });
+    });
+  }
+
+  heartbeat(worker: WorkerInfo, options: { staleAfterMs?: number } = {}): Promise<HeartbeatResult> {
+    return this.guard(() => {
+      requireName(worker?.workerId, "worker");
+      const stale =
+        options.staleAfterMs && options.staleAfterMs > 0 ? options.staleAfterMs : DEFAULT_WORKER_STALE_MS;
+      return this.dialect.write((w) => workers.heartbeat(w, worker, stale));
+    });
+  }
+
+  listWorkers(): Promise<WorkerRecord[]> {
+    return this.dialect.read(() => workers.listWorkers());
+  }
+
+  removeWorker(workerId: string): Promise<boolean> {
+    return this.dialect.write(() => workers.removeWorker(workerId), { oneStatement: true });
+  }
+
+  acquireLock(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    return this.guard(() => {
+      requireName(name, "lock");
+      requireName(owner, "lock owner");
+      if (nonNegativeDuration(ttlMs, "ttl_ms") === 0)
+        throw new InvalidArgumentError("mqlite: ttl_ms must be positive");
+      return this.dialect.write((w) => namedLocks.acquireLock(w, name, owner, ttlMs), { oneStatement: true });
+    });
+  }
+
+  releaseLock(name: string, owner: string): Promise<boolean> {
+    return this.dialect.write((w) => namedLocks.releaseLock(w, name, owner), { oneStatement: true });
+  }
 
   // (end of records)
 

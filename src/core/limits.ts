@@ -11,3 +11,6 @@ export const MAX_DELIVERY_REASON = "MaxDeliveryCountExceeded";
 
 /** How long a worker may go without a heartbeat before another heartbeat reaps it. */
 export const DEFAULT_WORKER_STALE_MS = 30_000;
+
+/** The longest a long-poll (`receive`, `awaitSettled`) waits. */
+export const MAX_WAIT_MS = 20_000;

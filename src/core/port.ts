@@ -1,11 +1,13 @@
 import type { ClaimOps } from "./verbs/claim.js";
 import type { FlowOps } from "./verbs/flows.js";
 import type { MaintenanceOps } from "./verbs/maintenance.js";
+import type { NamedLockOps } from "./verbs/named-locks.js";
 import type { QueueOps } from "./verbs/queues.js";
 import type { RecordOps } from "./verbs/records.js";
 import type { SendOps } from "./verbs/send.js";
 import type { SettleOps } from "./verbs/settle.js";
 import type { TopicOps } from "./verbs/topics.js";
+import type { WorkerOps } from "./verbs/workers.js";
 
 /**
  * The port: what the core asks of storage. Each family of verbs declares the statements it needs
@@ -21,6 +23,8 @@ export interface Ops {
   topics: TopicOps;
   maintenance: MaintenanceOps;
   records: RecordOps;
+  workers: WorkerOps;
+  locks: NamedLockOps;
   flows: FlowOps;
 }
 

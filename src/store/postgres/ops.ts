@@ -1,16 +1,16 @@
 import type { Async, Ops } from "../../core/port.js";
 import type { FlowOps } from "../../core/verbs/flows.js";
-import type { MaintenanceOps } from "../../core/verbs/maintenance.js";
-import type { QueueOps } from "../../core/verbs/queues.js";
-import type { RecordOps } from "../../core/verbs/records.js";
 import type { SendOps } from "../../core/verbs/send.js";
 
 import { PgClaimOps, type PgClaimShared } from "./claim.js";
 import type { Conn } from "./db.js";
 import { PgMaintenanceOps } from "./maintenance.js";
+import { PgNamedLockOps } from "./named-locks.js";
 import { type PgQueueContext, PgQueueOps } from "./queue-ops.js";
+import { PgRecordOps } from "./records.js";
 import { PgSettleOps } from "./settle.js";
 import { PgTopicOps } from "./topics.js";
+import { PgWorkerOps } from "./workers.js";
 
 type PgOps = { [K in keyof Ops]: Async<Ops[K]> };
 
@@ -21,6 +21,7 @@ class ConnectionOps implements PgOps {
   private queueOps: PgQueueOps | undefined;
   private topicOps: PgTopicOps | undefined;
   private maintenanceOps: PgMaintenanceOps | undefined;
+  private recordOps: PgRecordOps | undefined;
 
   constructor(
     private readonly c: Conn,
@@ -57,8 +58,17 @@ class ConnectionOps implements PgOps {
     return this.maintenanceOps;
   }
 
-  get records(): Async<RecordOps> {
-    return {};
+  get records(): PgRecordOps {
+    this.recordOps ??= new PgRecordOps(this.c);
+    return this.recordOps;
+  }
+
+  get workers(): PgWorkerOps {
+    return new PgWorkerOps(this.c);
+  }
+
+  get locks(): PgNamedLockOps {
+    return new PgNamedLockOps(this.c);
   }
 
   get flows(): Async<FlowOps> {

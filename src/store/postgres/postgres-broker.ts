@@ -8,69 +8,27 @@ import {
   NotFoundError,
 } from "../../contract/errors.js";
 import type {
-  AttemptError,
-  BrowseOptions,
-  CancelMessageOptions,
-  CancelOutcome,
   DebouncedSend,
   DebounceOptions,
-  DeleteSettledOptions,
   Dependency,
   EventInput,
   EventPage,
   FlowNode,
-  HeartbeatResult,
   MessageLogPage,
-  MessageRecord,
   MetricIncrement,
   MetricKind,
   MetricPoint,
   MetricsQuery,
-  WorkerInfo,
-  WorkerRecord,
 } from "../../contract/job-service.js";
 import { type Logger, stderrLogger } from "../../contract/logger.js";
 import { messageOf } from "../../contract/message-of.js";
-import type {
-  DeclareTopicOptions,
-  EngineDeclaredTopic,
-  EngineTopicLogStat,
-  LeaseTopicOptions,
-  LogSubscribeOptions,
-  PublishResult,
-  ReadTopicOptions,
-  ReapOptions,
-  TaskSubscribeOptions,
-  TopicBacklog,
-  TopicLogMessage,
-} from "../../contract/topic-service.js";
-import type {
-  BrokerStatus,
-  Message,
-  OutgoingMessage,
-  PeekOptions,
-  PurgeOptions,
-  QueueConfig,
-  QueueInfo,
-  QueueStats,
-  Readiness,
-  ReceiveMode,
-  ReceiveOptions,
-  RedriveOptions,
-  SendOptions,
-} from "../../contract/types.js";
+import type { PublishResult } from "../../contract/topic-service.js";
+import type { BrokerStatus, Message, OutgoingMessage, Readiness, SendOptions } from "../../contract/types.js";
 import type { Clock } from "../../core/clock.js";
 import { systemClock } from "../../core/clock.js";
 import { CoreBroker } from "../../core/core-broker.js";
 import { type DlqBounds, NO_DLQ_BOUNDS } from "../../core/dlq-bounds.js";
-import {
-  DEFAULT_TOPIC_READ,
-  DEFAULT_VISIBILITY_MS,
-  EPHEMERAL_GRACE_MS,
-  EPHEMERAL_LIVENESS_MS,
-  MAX_TOPIC_READ,
-} from "../../core/fanout.js";
-import { compileFilter, testFilter } from "../../core/filters.js";
+import { compileFilter } from "../../core/filters.js";
 import {
   checkEvents,
   checkLogLines,
@@ -79,20 +37,13 @@ import {
   prepareFlow,
   waitingNodes,
 } from "../../core/flow-input.js";
-import { validateGates } from "../../core/gates.js";
-import { leaseCap } from "../../core/lease.js";
-import { DEFAULT_WORKER_STALE_MS, RECEIVE_BODY_BUDGET } from "../../core/limits.js";
-import type { Loops, MaintenanceStep } from "../../core/loops.js";
-import { emptyResult, type MaintenanceResult } from "../../core/maintenance-result.js";
-import { type MessageRow, peekedMessage } from "../../core/message-row.js";
+import type { Loops } from "../../core/loops.js";
 import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../../core/metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
 import { type Dialect, type Effects, runAsync } from "../../core/port.js";
-import { awaitSettled } from "../../core/settled-waits.js";
-import { integer, nonNegativeDuration, requireName, seqNumber, seqNumberList } from "../../core/validate.js";
+import { integer, nonNegativeDuration, requireName, seqNumber } from "../../core/validate.js";
 import { recoverLeases } from "../../core/verbs/maintenance.js";
-import { waitAny } from "../../core/wait-any.js";
 import { Waiters } from "../../core/waiters.js";
 import { VERSION } from "../../version.js";
 import { type Conn, Db } from "./db.js";
@@ -118,14 +69,13 @@ import {
 } from "./options.js";
 import { PgQueueRegistry } from "./queue-registry.js";
 import { pgReadiness } from "./readiness.js";
-import { PgNamedLocks, PgRecords, PgWorkers } from "./records.js";
 import { Rerun } from "./rerun.js";
 import { PgSettleOps } from "./settle.js";
 import { PgSubscriptions } from "./subscriptions.js";
 import { PgTopicLog } from "./topic-log.js";
 
 const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
-const MAX_WAIT_MS = 20_000;
+const _MAX_WAIT_MS = 20_000;
 /**
  * `awaitSettled` re-checks at least this often: settlements on this node wake it at once, those of
  * other nodes (and the leader's reaper and TTL sweep) are seen at the next re-check.
@@ -183,11 +133,9 @@ export class PostgresBroker extends CoreBroker implements Broker {
   private readonly shared: PgShared;
   protected readonly waiters: Waiters<Message>;
   /** Wake-ups of `awaitSettled`, keyed by sequence number. */
-  private readonly settledWaiters: Waiters;
-  private readonly records = new PgRecords();
+  protected readonly settledWaiters: Waiters;
+  protected override readonly settledRecheckMs = SETTLED_RECHECK_MS;
   private readonly topicLog = new PgTopicLog();
-  private readonly workers = new PgWorkers();
-  private readonly namedLocks = new PgNamedLocks();
   private readonly loops: Loops;
   private readonly node: PgNode;
   private readonly completedCounts = new Map<string, number>();
@@ -394,10 +342,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
     return this.db.read(fn);
   }
 
-  private lockNamespace(c: Conn): Promise<void> {
-    return lockAll(c, [xactLockKey(this.schema, "namespace")]);
-  }
-
   // --- queues -----------------------------------------------------------------------------------
 
   /** Rows completed through this node since it opened, per queue (for metrics). */
@@ -557,112 +501,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
   }
 
   // --- the job face's capabilities (JobService) ------------------------------------------------
-
-  async cancelMessage(
-    queue: string,
-    seq: number,
-    options: CancelMessageOptions = {},
-  ): Promise<CancelOutcome> {
-    queue = pgName(queue);
-    const retain = nonNegativeDuration(options.retainMs, "retain_ms");
-    const s = seqNumber(seq);
-    return this.write(async (c, now) => {
-      const outcome = await this.records.cancel(c, queue, s, options.lockToken, retain, now);
-      if (outcome === "cancelled") this.notifySettled(c, [s]);
-      return outcome;
-    });
-  }
-
-  async setProgress(queue: string, seq: number, lockToken: string, progress: number): Promise<void> {
-    queue = pgName(queue);
-    const p = integer(progress, "progress");
-    if (p < 0 || p > 100) throw new InvalidArgumentError("mqlite: progress must be within 0..100");
-    const s = seqNumber(seq);
-    await this.one((c) => this.records.setProgress(c, queue, s, lockToken, p));
-  }
-
-  async getMessages(seqNumbers: number[]): Promise<MessageRecord[]> {
-    const seqs = seqNumbers.map(seqNumber);
-    return this.read((c) => this.records.get(c, seqs));
-  }
-
-  async browse(options: BrowseOptions = {}): Promise<MessageRecord[]> {
-    return this.read((c) => this.records.browse(c, options));
-  }
-
-  async messageErrors(seq: number): Promise<AttemptError[]> {
-    const s = seqNumber(seq);
-    return this.read((c) => this.records.errors(c, s));
-  }
-
-  async awaitSettled(
-    seqNumbers: number[],
-    options: { waitMs?: number; signal?: AbortSignal } = {},
-  ): Promise<number[]> {
-    const seqs = seqNumbers.map(seqNumber);
-    const wait = Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS);
-    return awaitSettled(
-      this.clock,
-      this.settledWaiters,
-      () => this.read((c) => this.records.settled(c, seqs)),
-      seqs,
-      wait,
-      options.signal,
-      SETTLED_RECHECK_MS,
-    );
-  }
-
-  async deleteSettled(queue: string, options: DeleteSettledOptions = {}): Promise<number> {
-    queue = pgName(queue);
-    return this.write((c, now) => this.records.deleteSettled(c, queue, options, now));
-  }
-
-  async promoteMessages(queue: string, seqNumbers: number[]): Promise<number> {
-    queue = pgName(queue);
-    const seqs = seqNumberList(seqNumbers);
-    return this.write(async (c, now) => {
-      const promoted = await this.records.promote(c, queue, seqs, now);
-      if (promoted > 0) this.wakeLocal(c, { activated: [queue], scheduledFor: [] });
-      return promoted;
-    });
-  }
-
-  async removeMessages(queue: string, seqNumbers: number[]): Promise<number> {
-    queue = pgName(queue);
-    const seqs = seqNumberList(seqNumbers);
-    return this.write(async (c, now) => {
-      const removed = await this.records.remove(c, queue, seqs, now);
-      this.notifySettled(c, removed);
-      return removed.length;
-    });
-  }
-
-  async heartbeat(worker: WorkerInfo, options: { staleAfterMs?: number } = {}): Promise<HeartbeatResult> {
-    requireName(worker?.workerId, "worker");
-    const stale =
-      options.staleAfterMs && options.staleAfterMs > 0 ? options.staleAfterMs : DEFAULT_WORKER_STALE_MS;
-    return this.write((c, now) => this.workers.heartbeat(c, worker, stale, now));
-  }
-
-  async listWorkers(): Promise<WorkerRecord[]> {
-    return this.read((c) => this.workers.list(c));
-  }
-
-  async removeWorker(workerId: string): Promise<boolean> {
-    return this.write((c) => this.workers.delete(c, workerId));
-  }
-
-  async acquireLock(name: string, owner: string, ttlMs: number): Promise<boolean> {
-    requireName(name, "lock");
-    requireName(owner, "lock owner");
-    if (nonNegativeDuration(ttlMs, "ttl_ms") === 0)
-      throw new InvalidArgumentError("mqlite: ttl_ms must be positive");
-    return this.write((c, now) => this.namedLocks.acquire(c, name, owner, ttlMs, now));
-  }
-
-  async releaseLock(name: string, owner: string): Promise<boolean> {
-    return this.write((c, now) => this.namedLocks.release(c, name, owner, now));
-  }
 
   // --- the broker -------------------------------------------------------------------------------
 

@@ -1,10 +1,8 @@
+import type { NamedLockOps } from "../../core/verbs/named-locks.js";
 import type { SqliteDatabase } from "./database.js";
 
-/**
- * Named leases (`acquireLock`/`releaseLock`): one owner at a time until the lease lapses. Used for
- * leader election and once-per-tick work across processes.
- */
-export class Locks {
+/** Named leases' statements on SQLite (the rules are in core/verbs/named-locks.ts). */
+export class SqliteNamedLockOps implements NamedLockOps {
   private readonly take;
   private readonly drop;
   private readonly sweepRows;
@@ -18,13 +16,12 @@ export class Locks {
     this.sweepRows = db.prepare("DELETE FROM locks WHERE expires_at <= ?");
   }
 
-  /** Takes or renews the lease; false while another owner holds it unexpired. */
-  acquire(name: string, owner: string, ttlMs: number, now: number): boolean {
-    return this.take.run({ name, owner, expiresAt: now + ttlMs, now }).changes > 0;
+  acquire(a: { name: string; owner: string; expiresAt: number; now: number }): boolean {
+    return this.take.run(a).changes > 0;
   }
 
-  release(name: string, owner: string, now: number): boolean {
-    return this.drop.run(name, owner, now).changes > 0;
+  release(a: { name: string; owner: string; now: number }): boolean {
+    return this.drop.run(a.name, a.owner, a.now).changes > 0;
   }
 
   /** Deletes lapsed leases. */

@@ -1,76 +1,24 @@
-import { InvalidArgumentError, LockLostError, MessageTooLargeError } from "../../contract/errors.js";
-import type {
-  AttemptError,
-  BrowseOptions,
-  CancelOutcome,
-  DeleteSettledOptions,
-  MessageRecord,
-} from "../../contract/job-service.js";
-import { MESSAGE_STATES, type MessageState, SETTLED_STATES } from "../../contract/types.js";
-import { ANSWER_BUDGET_BYTES, AnswerBudget } from "../../core/answer-budget.js";
+import type { MessageState } from "../../contract/types.js";
+import { AnswerBudget } from "../../core/answer-budget.js";
 import { leaseFence } from "../../core/lease-fence.js";
-import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "../../core/message-row.js";
-import { RECEIPT_TTL_MS } from "../../core/receipts.js";
-import { keepNewest } from "../../core/validate.js";
+import { RECORD_COLUMNS, type RecordRow } from "../../core/message-record.js";
+import type { BrowseQuery, DeleteSettledQuery, ErrorRow, RecordOps } from "../../core/verbs/records.js";
 import type { SqliteDatabase } from "./database.js";
 import { keptCompletionReceiptsSql } from "./receipts.js";
 
-/** Every column of a record: peek's, plus the queue and what the job face reads. */
-const RECORD_COLUMNS = `${PEEK_COLUMNS}, queue, result, delivered_at, settled_at, progress, unique_key,
-  cancel_requested, redrive_count,
-  (SELECT e.error FROM message_errors e WHERE e.seq_number = messages.id ORDER BY e.id DESC LIMIT 1) AS last_error`;
-
-interface RecordRow extends MessageRow {
-  queue: string;
-  state: MessageState;
-  result: Buffer | null;
-  delivered_at: number;
-  settled_at: number;
-  progress: number | null;
-  unique_key: string | null;
-  cancel_requested: number;
-  redrive_count: number;
-  last_error: string | null;
-}
-
-function toRecord(row: RecordRow): MessageRecord {
-  const m = peekedMessage(row) as MessageRecord;
-  m.queue = row.queue;
-  m.state = row.state;
-  if (row.delivered_at) m.deliveredAt = row.delivered_at;
-  if (row.settled_at) m.settledAt = row.settled_at;
-  if (row.result !== null) m.result = row.result;
-  if (row.progress !== null) m.progress = row.progress;
-  if (row.unique_key !== null) m.uniqueKey = row.unique_key;
-  if (row.cancel_requested) m.cancelRequested = true;
-  if (row.redrive_count) m.redriveCount = row.redrive_count;
-  if (row.last_error !== null) m.lastError = row.last_error;
-  return m;
-}
-
 const LIVE_FENCE = leaseFence({ seq: "@seq", queue: "@queue", token: "@token" });
-const MAX_BROWSE = 1000;
-
-function stateList(states: MessageState[] | undefined, allowed: readonly MessageState[]): MessageState[] {
-  const list = states && states.length > 0 ? states : [...allowed];
-  for (const s of list) {
-    if (!allowed.includes(s)) throw new InvalidArgumentError(`mqlite: unknown or unsupported state "${s}"`);
-  }
-  return list;
-}
 
 /**
- * Reading and shaping stored messages beyond the broker face's peek: records by sequence number,
- * cross-queue browsing, the per-delivery error history, cancellation, progress and the deletion of
- * settled messages (kept outcomes and dead letters).
+ * The job records' statements on SQLite (the rules are in core/verbs/records.ts). Reads of records
+ * stop at the row that crosses the answer budget, so a page of large messages is never all read.
  */
-export class MessageRecords {
+export class SqliteRecordOps implements RecordOps {
   private readonly byIds;
   private readonly statesByIds;
   private readonly errorsOf;
-  private readonly cancelWaiting;
-  private readonly cancelHeld;
-  private readonly requestCancel;
+  private readonly cancelWaitingRow;
+  private readonly cancelHeldRow;
+  private readonly requestCancelRow;
   private readonly progressRow;
   private readonly dropRetained;
   private readonly browseCache = new Map<string, ReturnType<SqliteDatabase["prepare"]>>();
@@ -87,11 +35,11 @@ export class MessageRecords {
     );
     const cancelled =
       "state = 'cancelled', settled_at = @now, expires_at = @now + @retain, lock_token = NULL, locked_until = 0";
-    this.cancelWaiting = db.prepare(`
+    this.cancelWaitingRow = db.prepare(`
       UPDATE messages SET ${cancelled}
       WHERE id = @seq AND queue = @queue AND state IN ('active', 'scheduled', 'deferred')`);
-    this.cancelHeld = db.prepare(`UPDATE messages SET ${cancelled} WHERE ${LIVE_FENCE}`);
-    this.requestCancel = db.prepare(
+    this.cancelHeldRow = db.prepare(`UPDATE messages SET ${cancelled} WHERE ${LIVE_FENCE}`);
+    this.requestCancelRow = db.prepare(
       "UPDATE messages SET cancel_requested = 1 WHERE id = @seq AND queue = @queue AND state = 'locked'",
     );
     this.progressRow = db.prepare(`UPDATE messages SET progress = @progress WHERE ${LIVE_FENCE}`);
@@ -101,157 +49,110 @@ export class MessageRecords {
         LIMIT 10000)`);
   }
 
-  get(seqs: number[]): MessageRecord[] {
-    if (seqs.length === 0) return [];
-    const budget = new AnswerBudget();
-    const out: MessageRecord[] = [];
-    for (const row of this.byIds.iterate(JSON.stringify(seqs)) as Iterable<RecordRow>) {
-      out.push(toRecord(row));
-      // Leaving out messages that exist would read as "unknown": refuse the whole answer instead.
-      if (!budget.add(row) && out.length < seqs.length) {
-        throw new MessageTooLargeError(
-          `mqlite: the answer would be over ${ANSWER_BUDGET_BYTES} bytes; ask for fewer messages at once`,
-        );
-      }
-    }
-    return out;
+  cancelHeld(a: { queue: string; seq: number; token: string; now: number; retainMs: number }): boolean {
+    const { queue, seq, token, now } = a;
+    return this.cancelHeldRow.run({ queue, seq, token, now, retain: a.retainMs }).changes > 0;
   }
 
-  /** The sequence numbers among `seqs` that are settled or gone. */
-  settled(seqs: number[]): number[] {
-    const states = new Map(
-      (this.statesByIds.all(JSON.stringify(seqs)) as { id: number; state: MessageState }[]).map((r) => [
-        r.id,
-        r.state,
-      ]),
-    );
-    return seqs.filter((s) => {
-      const state = states.get(s);
-      return state === undefined || SETTLED_STATES.includes(state);
-    });
+  cancelWaiting(a: { queue: string; seq: number; now: number; retainMs: number }): boolean {
+    const { queue, seq, now } = a;
+    return this.cancelWaitingRow.run({ queue, seq, now, retain: a.retainMs }).changes > 0;
   }
 
-  browse(options: BrowseOptions): MessageRecord[] {
+  requestCancel(a: { queue: string; seq: number }): boolean {
+    return this.requestCancelRow.run({ queue: a.queue, seq: a.seq }).changes > 0;
+  }
+
+  setProgress(a: { queue: string; seq: number; token: string; progress: number }): boolean {
+    return this.progressRow.run(a).changes > 0;
+  }
+
+  records(seqs: number[]): RecordRow[] {
+    return untilBudget(this.byIds.iterate(JSON.stringify(seqs)) as Iterable<RecordRow>);
+  }
+
+  states(seqs: number[]): { id: number; state: MessageState }[] {
+    return this.statesByIds.all(JSON.stringify(seqs)) as { id: number; state: MessageState }[];
+  }
+
+  browse(q: BrowseQuery): RecordRow[] {
     const where: string[] = [];
     const params: Record<string, unknown> = {};
-    if (options.queues) {
-      if (options.queues.length === 0) return [];
+    if (q.queues) {
       where.push("queue IN (SELECT value FROM json_each(@queues))");
-      params.queues = JSON.stringify(options.queues);
+      params.queues = JSON.stringify(q.queues);
     }
-    if (options.states) {
+    if (q.states) {
       where.push("state IN (SELECT value FROM json_each(@states))");
-      params.states = JSON.stringify(stateList(options.states, MESSAGE_STATES));
+      params.states = JSON.stringify(q.states);
     }
-    if (options.backingOff !== undefined) {
-      where.push(`(state = 'scheduled' AND delivery_count > 0) = ${options.backingOff ? 1 : 0}`);
+    if (q.backingOff !== undefined) {
+      where.push(`(state = 'scheduled' AND delivery_count > 0) = ${q.backingOff ? 1 : 0}`);
     }
-    if (options.subject !== undefined) {
+    if (q.subject !== undefined) {
       where.push("subject = @subject");
-      params.subject = options.subject;
+      params.subject = q.subject;
     }
-    if (options.settledBefore !== undefined) {
+    if (q.settledBefore !== undefined) {
       where.push("settled_at > 0 AND settled_at < @settledBefore");
-      params.settledBefore = options.settledBefore;
+      params.settledBefore = q.settledBefore;
     }
-    const order = options.order === "settled" ? "settled_at DESC, id DESC" : "id DESC";
-    const limit = Math.min(Math.max(1, Math.trunc(options.limit ?? 100) || 100), MAX_BROWSE);
-    const offset = Math.max(0, Math.trunc(options.offset ?? 0) || 0);
+    const order = q.order === "settled" ? "settled_at DESC, id DESC" : "id DESC";
     const sql = `SELECT ${RECORD_COLUMNS} FROM messages ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-      ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;
+      ORDER BY ${order} LIMIT ${q.limit} OFFSET ${q.offset}`;
     let stmt = this.browseCache.get(sql);
     if (!stmt) {
       stmt = this.db.prepare(sql);
       if (this.browseCache.size < 256) this.browseCache.set(sql, stmt);
     }
-    const budget = new AnswerBudget();
-    const out: MessageRecord[] = [];
-    for (const row of stmt.iterate(params) as Iterable<RecordRow>) {
-      out.push(toRecord(row));
-      if (!budget.add(row)) break;
-    }
-    return out;
+    return untilBudget(stmt.iterate(params) as Iterable<RecordRow>);
   }
 
-  errors(seq: number): AttemptError[] {
-    return (
-      this.errorsOf.all(seq) as { seq_number: number; attempt: number; error: string; failed_at: number }[]
-    ).map((r) => ({ seqNumber: r.seq_number, attempt: r.attempt, error: r.error, failedAt: r.failed_at }));
+  errors(seq: number): ErrorRow[] {
+    return this.errorsOf.all(seq) as ErrorRow[];
   }
 
-  cancel(
-    queue: string,
-    seq: number,
-    token: string | undefined,
-    retainMs: number,
-    now: number,
-  ): CancelOutcome {
-    const retain = Math.max(0, retainMs);
-    if (token) {
-      if (this.cancelHeld.run({ queue, seq, token, now, retain }).changes === 0) throw new LockLostError();
-      return "cancelled";
-    }
-    if (this.cancelWaiting.run({ queue, seq, now, retain }).changes > 0) return "cancelled";
-    if (this.requestCancel.run({ queue, seq }).changes > 0) return "requested";
-    return "none";
-  }
-
-  setProgress(queue: string, seq: number, token: string, progress: number, now: number): void {
-    if (!token || this.progressRow.run({ queue, seq, token, progress, now }).changes === 0) {
-      throw new LockLostError();
-    }
-  }
-
-  /**
-   * Deletes settled messages of a queue (kept outcomes, dead letters). A kept completion deleted
-   * within a receipt's lifetime leaves the receipt its row stood in for.
-   */
-  deleteSettled(queue: string, options: DeleteSettledOptions, now: number): number {
-    const states = stateList(options.states, SETTLED_STATES);
-    const olderThan = Math.max(0, options.olderThanMs ?? 0);
-    const params: unknown[] = [queue, JSON.stringify(states)];
+  deleteSettled(
+    a: DeleteSettledQuery & { queue: string; settledBefore: number; receiptsSince: number },
+  ): number {
+    const params: unknown[] = [a.queue, JSON.stringify(a.states)];
     let where = "queue = ? AND state IN (SELECT value FROM json_each(?))";
-    if (olderThan > 0) {
+    if (a.olderThanMs > 0) {
       where += " AND settled_at < ?";
-      params.push(now - olderThan);
+      params.push(a.settledBefore);
     }
-    if (options.seqNumbers) {
+    if (a.seqNumbers) {
       where += " AND id IN (SELECT value FROM json_each(?))";
-      params.push(JSON.stringify(options.seqNumbers));
+      params.push(JSON.stringify(a.seqNumbers));
     }
-    if (options.subject !== undefined) {
+    if (a.subject !== undefined) {
       where += " AND subject = ?";
-      params.push(options.subject);
+      params.push(a.subject);
     }
-    const keep = keepNewest(options.keepNewest);
-    if (keep !== undefined) {
-      // Retention by count: all but the newest `keep` of the matching rows.
+    if (a.keepNewest !== undefined) {
       where += ` AND id NOT IN (SELECT id FROM messages WHERE ${where} ORDER BY settled_at DESC, id DESC LIMIT ?)`;
-      params.push(...params, keep);
+      params.push(...params, a.keepNewest);
     }
-    if (states.includes("completed")) {
-      this.db.prepare(keptCompletionReceiptsSql(where)).run(...params, now - RECEIPT_TTL_MS);
+    // Only completions can stand in for receipts.
+    if (a.states.includes("completed")) {
+      this.db.prepare(keptCompletionReceiptsSql(where)).run(...params, a.receiptsSince);
     }
     return this.db.prepare(`DELETE FROM messages WHERE ${where}`).run(...params).changes;
   }
 
-  /** Scheduled messages of the queue → active now. Returns how many. */
-  promote(queue: string, seqs: number[], now: number): number {
-    if (seqs.length === 0) return 0;
+  promote(a: { queue: string; seqs: number[]; now: number }): number {
     return this.db
       .prepare(
         `UPDATE messages SET state = 'active', visible_at = ?
          WHERE queue = ? AND state = 'scheduled' AND id IN (SELECT value FROM json_each(?))`,
       )
-      .run(now, queue, JSON.stringify(seqs)).changes;
+      .run(a.now, a.queue, JSON.stringify(a.seqs)).changes;
   }
 
-  /** Deletes messages of the queue that are not locked. Returns the deleted ones' sequence numbers. */
-  remove(queue: string, seqs: number[], now: number): number[] {
-    if (seqs.length === 0) return [];
+  remove(a: { queue: string; seqs: number[]; receiptsSince: number }): number[] {
     const where = "queue = ? AND state <> 'locked' AND id IN (SELECT value FROM json_each(?))";
-    const params = [queue, JSON.stringify(seqs)];
-    this.db.prepare(keptCompletionReceiptsSql(where)).run(...params, now - RECEIPT_TTL_MS);
+    const params = [a.queue, JSON.stringify(a.seqs)];
+    this.db.prepare(keptCompletionReceiptsSql(where)).run(...params, a.receiptsSince);
     const rows = this.db.prepare(`DELETE FROM messages WHERE ${where} RETURNING id`).all(...params) as {
       id: number;
     }[];
@@ -262,4 +163,15 @@ export class MessageRecords {
   sweepRetained(now: number): number {
     return this.dropRetained.run(now).changes;
   }
+}
+
+/** The rows up to the one that crosses the answer budget: the rest are never read. */
+function untilBudget(rows: Iterable<RecordRow>): RecordRow[] {
+  const budget = new AnswerBudget();
+  const out: RecordRow[] = [];
+  for (const row of rows) {
+    out.push(row);
+    if (!budget.add(row)) break;
+  }
+  return out;
 }

@@ -9,69 +9,27 @@ import {
   NotFoundError,
 } from "../../contract/errors.js";
 import type {
-  AttemptError,
-  BrowseOptions,
-  CancelMessageOptions,
-  CancelOutcome,
   DebouncedSend,
   DebounceOptions,
-  DeleteSettledOptions,
   Dependency,
   EventInput,
   EventPage,
   FlowNode,
-  HeartbeatResult,
   MessageLogPage,
-  MessageRecord,
   MetricIncrement,
   MetricKind,
   MetricPoint,
   MetricsQuery,
-  WorkerInfo,
-  WorkerRecord,
 } from "../../contract/job-service.js";
 import { type Logger, stderrLogger } from "../../contract/logger.js";
 import { messageOf } from "../../contract/message-of.js";
-import type {
-  Delivery,
-  EngineDeclaredTopic,
-  EngineTopicLogStat,
-  LeaseTopicOptions,
-  LogSubscribeOptions,
-  PublishResult,
-  ReadTopicOptions,
-  ReapOptions,
-  TaskSubscribeOptions,
-  TopicBacklog,
-  TopicLogMessage,
-} from "../../contract/topic-service.js";
-import type {
-  BrokerStatus,
-  Message,
-  OutgoingMessage,
-  PeekOptions,
-  PurgeOptions,
-  QueueConfig,
-  QueueInfo,
-  QueueStats,
-  Readiness,
-  ReceiveOptions,
-  RedriveOptions,
-  SendOptions,
-} from "../../contract/types.js";
+import type { Delivery, PublishResult } from "../../contract/topic-service.js";
+import type { BrokerStatus, Message, OutgoingMessage, Readiness, SendOptions } from "../../contract/types.js";
 import type { Clock } from "../../core/clock.js";
 import { systemClock } from "../../core/clock.js";
 import { CoreBroker } from "../../core/core-broker.js";
 import { type DlqBounds, NO_DLQ_BOUNDS } from "../../core/dlq-bounds.js";
-import {
-  byCreation,
-  DEFAULT_TOPIC_READ,
-  DEFAULT_VISIBILITY_MS,
-  EPHEMERAL_GRACE_MS,
-  EPHEMERAL_LIVENESS_MS,
-  MAX_TOPIC_READ,
-  taskDelivery,
-} from "../../core/fanout.js";
+import { byCreation, taskDelivery } from "../../core/fanout.js";
 import { compileFilter, filterMessage } from "../../core/filters.js";
 import {
   checkEvents,
@@ -82,12 +40,8 @@ import {
   prepareFlow,
   waitingNodes,
 } from "../../core/flow-input.js";
-import { validateGates } from "../../core/gates.js";
-import { leaseCap } from "../../core/lease.js";
-import { DEFAULT_WORKER_STALE_MS, RECEIVE_BODY_BUDGET } from "../../core/limits.js";
 import type { Loops } from "../../core/loops.js";
-import { emptyResult, type MaintenanceResult } from "../../core/maintenance-result.js";
-import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "../../core/message-row.js";
+import type { MaintenanceResult } from "../../core/maintenance-result.js";
 import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../../core/metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
@@ -99,12 +53,12 @@ import {
   type Verb,
   type WriteScope,
 } from "../../core/port.js";
-import { awaitSettled } from "../../core/settled-waits.js";
 import type { Target } from "../../core/subscription-rows.js";
-import { integer, nonNegativeDuration, requireName, seqNumber, seqNumberList } from "../../core/validate.js";
+import { integer, nonNegativeDuration, requireName, seqNumber } from "../../core/validate.js";
 import type { Claimed } from "../../core/verbs/claim.js";
 import { recoverLeases } from "../../core/verbs/maintenance.js";
 import { type Take, Waiters } from "../../core/waiters.js";
+
 import type { WriteContext } from "../../core/write-context.js";
 import type { FilterMessage } from "../../filter/index.js";
 import { VERSION } from "../../version.js";
@@ -116,10 +70,10 @@ import { Dependencies } from "./dependencies.js";
 import { EventLog } from "./event-log.js";
 import { type InsertTiming, MessageInserter, type RowToInsert } from "./insert.js";
 import { JobMetrics } from "./job-metrics.js";
-import { Locks } from "./locks.js";
+import { SqliteNamedLockOps } from "./locks.js";
 import { reclaimFreePages, SqliteMaintenanceOps } from "./maintenance.js";
 import { MessageLogs } from "./message-logs.js";
-import { MessageRecords } from "./message-records.js";
+import { SqliteRecordOps } from "./message-records.js";
 import { LATEST_SCHEMA_VERSION } from "./migrations/index.js";
 import { SqliteQueueOps } from "./queue-ops.js";
 import { QueueRegistry } from "./queue-registry.js";
@@ -131,7 +85,7 @@ import { Subscriptions } from "./subscriptions.js";
 import type { SyncMode } from "./sync-mode.js";
 import { TopicLog } from "./topic-log.js";
 import { SqliteTopicOps } from "./topics.js";
-import { Workers } from "./workers.js";
+import { SqliteWorkerOps } from "./workers.js";
 import { Writer } from "./writer.js";
 
 /** Options of `openBroker`. */
@@ -168,7 +122,6 @@ export interface Transaction {
 }
 
 export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
-const MAX_WAIT_MS = 20_000;
 
 /** The outcome of sending one batch: a seq per message, 0 for none. */
 /** `PRAGMA synchronous` values by number. */
@@ -233,11 +186,10 @@ export class SqliteBroker extends CoreBroker implements Broker {
   private readonly checkpoints: CheckpointedFile | undefined;
   private readonly completedCounts = new Map<string, number>();
   private readonly sentCounts = new Map<string, number>();
-  private readonly records: MessageRecords;
-  private readonly workers: Workers;
-  private readonly locks: Locks;
+  private readonly records: SqliteRecordOps;
+  private readonly locks: SqliteNamedLockOps;
   /** Wake-ups of `awaitSettled`, keyed by sequence number. */
-  private readonly settledWaiters: Waiters;
+  protected readonly settledWaiters: Waiters;
 
   constructor(path: string, options: SqliteBrokerOptions = {}) {
     super();
@@ -264,6 +216,8 @@ export class SqliteBroker extends CoreBroker implements Broker {
     this.claimOps = new SqliteClaimOps(this.db, this.queues);
     this.settleOps = new SqliteSettleOps(this.db, this.queues);
     this.maintenanceOps = new SqliteMaintenanceOps(this.db, this.ids, this.queues, this.topicLog);
+    this.records = new SqliteRecordOps(this.db);
+    this.locks = new SqliteNamedLockOps(this.db);
     this.ops = {
       settle: this.settleOps,
       claim: this.claimOps,
@@ -271,7 +225,9 @@ export class SqliteBroker extends CoreBroker implements Broker {
       queues: new SqliteQueueOps(this.db, this.queues, this.subscriptions, this.topicLog),
       topics: new SqliteTopicOps(this.db, this.topicLog, this.queues, this.subscriptions),
       maintenance: this.maintenanceOps,
-      records: {},
+      records: this.records,
+      workers: new SqliteWorkerOps(this.db),
+      locks: this.locks,
       flows: {},
     };
     this.writer = new Writer(
@@ -282,9 +238,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
     );
     this.waiters = new Waiters<Message>(() => this.checkExternalChange());
     this.settledWaiters = new Waiters(() => this.checkExternalChange());
-    this.records = new MessageRecords(this.db);
-    this.workers = new Workers(this.db);
-    this.locks = new Locks(this.db);
     // Crash recovery: only leases that have lapsed (another live process may hold the rest).
     this.writer.runNow(() => runSync(recoverLeases(this.clock.now()), this.ops));
     // Last: nothing below can fail and leave the thread a connection to a file no broker holds.
@@ -684,132 +637,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
   }
 
   // --- the job face's capabilities (JobService) ------------------------------------------------
-
-  cancelMessage(queue: string, seq: number, options: CancelMessageOptions = {}): Promise<CancelOutcome> {
-    let retain: number;
-    try {
-      retain = nonNegativeDuration(options.retainMs, "retain_ms");
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((ctx, now) => {
-      const s = seqNumber(seq);
-      const outcome = this.records.cancel(queue, s, options.lockToken, retain, now);
-      if (outcome === "cancelled") this.notifySettled(ctx, [s]);
-      return outcome;
-    });
-  }
-
-  setProgress(queue: string, seq: number, lockToken: string, progress: number): Promise<void> {
-    let p: number;
-    try {
-      p = integer(progress, "progress");
-      if (p < 0 || p > 100) throw new InvalidArgumentError("mqlite: progress must be within 0..100");
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((_ctx, now) => this.records.setProgress(queue, seqNumber(seq), lockToken, p, now));
-  }
-
-  getMessages(seqNumbers: number[]): Promise<MessageRecord[]> {
-    return this.read(() => this.records.get(seqNumbers.map(seqNumber)));
-  }
-
-  browse(options: BrowseOptions = {}): Promise<MessageRecord[]> {
-    return this.read(() => this.records.browse(options));
-  }
-
-  messageErrors(seq: number): Promise<AttemptError[]> {
-    return this.read(() => this.records.errors(seqNumber(seq)));
-  }
-
-  awaitSettled(
-    seqNumbers: number[],
-    options: { waitMs?: number; signal?: AbortSignal } = {},
-  ): Promise<number[]> {
-    let seqs: number[];
-    try {
-      seqs = seqNumbers.map(seqNumber);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    const wait = Math.min(Math.max(0, Math.trunc(options.waitMs ?? 0) || 0), MAX_WAIT_MS);
-    return awaitSettled(
-      this.clock,
-      this.settledWaiters,
-      () => this.read(() => this.records.settled(seqs)),
-      seqs,
-      wait,
-      options.signal,
-    );
-  }
-
-  deleteSettled(queue: string, options: DeleteSettledOptions = {}): Promise<number> {
-    return this.write((_ctx, now) => this.records.deleteSettled(queue, options, now));
-  }
-
-  promoteMessages(queue: string, seqNumbers: number[]): Promise<number> {
-    let seqs: number[];
-    try {
-      seqs = seqNumberList(seqNumbers);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((ctx, now) => {
-      const promoted = this.records.promote(queue, seqs, now);
-      if (promoted > 0) this.wake(ctx, [queue], now);
-      return promoted;
-    });
-  }
-
-  removeMessages(queue: string, seqNumbers: number[]): Promise<number> {
-    let seqs: number[];
-    try {
-      seqs = seqNumberList(seqNumbers);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((ctx, now) => {
-      const removed = this.records.remove(queue, seqs, now);
-      this.notifySettled(ctx, removed);
-      return removed.length;
-    });
-  }
-
-  heartbeat(worker: WorkerInfo, options: { staleAfterMs?: number } = {}): Promise<HeartbeatResult> {
-    try {
-      requireName(worker?.workerId, "worker");
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    const stale =
-      options.staleAfterMs && options.staleAfterMs > 0 ? options.staleAfterMs : DEFAULT_WORKER_STALE_MS;
-    return this.write((_ctx, now) => this.workers.heartbeat(worker, stale, now));
-  }
-
-  listWorkers(): Promise<WorkerRecord[]> {
-    return this.read(() => this.workers.list());
-  }
-
-  removeWorker(workerId: string): Promise<boolean> {
-    return this.write(() => this.workers.delete(workerId));
-  }
-
-  acquireLock(name: string, owner: string, ttlMs: number): Promise<boolean> {
-    try {
-      requireName(name, "lock");
-      requireName(owner, "lock owner");
-      if (nonNegativeDuration(ttlMs, "ttl_ms") === 0)
-        throw new InvalidArgumentError("mqlite: ttl_ms must be positive");
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((_ctx, now) => this.locks.acquire(name, owner, ttlMs, now));
-  }
-
-  releaseLock(name: string, owner: string): Promise<boolean> {
-    return this.write((_ctx, now) => this.locks.release(name, owner, now));
-  }
 
   // --- the broker -------------------------------------------------------------------------------
 

@@ -144,5 +144,16 @@ cases((factory) => {
       assert.equal(await s.broker.releaseLock("leader", "b"), true);
       assert.equal(await s.broker.acquireLock("leader", "a", 1000), true);
     });
+
+    it("J5.4 a name no worker, lease or queue can have is simply not found by the record verbs", async () => {
+      const bad = "a\u0000b";
+      assert.equal(await s.broker.removeWorker(bad), false);
+      assert.equal(await s.broker.releaseLock(bad, bad), false);
+      assert.equal(await s.broker.cancelMessage(bad, 1), "none");
+      assert.deepEqual(await s.broker.browse({ queues: [bad] }), []);
+      assert.equal(await s.broker.deleteSettled(bad), 0);
+      assert.equal(await s.broker.promoteMessages(bad, [1]), 0);
+      assert.equal(await s.broker.removeMessages(bad, [1]), 0);
+    });
   });
 });
