@@ -1,4 +1,13 @@
 import { InvalidArgumentError } from "../contract/errors.js";
+import type {
+  EventInput,
+  EventPage,
+  MessageLogPage,
+  MetricIncrement,
+  MetricKind,
+  MetricPoint,
+  MetricsQuery,
+} from "../contract/job-service.js";
 import { MAX_RENEW_BATCH } from "../contract/limits.js";
 import type {
   AbandonOptions,
@@ -10,9 +19,12 @@ import type {
   RenewBatchOptions,
   RenewResult,
 } from "../contract/types.js";
+import { checkEvents, checkLogLines, eventLimit, logPage } from "./flow-input.js";
 import { leaseCap } from "./lease.js";
+import { checkIncrements, metricKind } from "./metrics-input.js";
 import type { Dialect } from "./port.js";
-import { nonNegativeDuration, seqNumber } from "./validate.js";
+import { integer, nonNegativeDuration, seqNumber } from "./validate.js";
+import * as flows from "./verbs/flows.js";
 import * as settle from "./verbs/settle.js";
 
 /**
@@ -119,6 +131,54 @@ export abstract class CoreBroker {
   // (end of records)
 
   // --- flows: flows, job logs, events and metrics: dependencies, message logs, the event log, per-minute metrics ---
+
+  appendMessageLog(queue: string, seq: number, lockToken: string, lines: string[]): Promise<number> {
+    return this.guard(() => {
+      checkLogLines(lines);
+      const s = seqNumber(seq);
+      return this.dialect.write((w) => flows.appendMessageLog(w, queue, s, lockToken, lines));
+    });
+  }
+
+  messageLog(seq: number, options?: { offset?: number; limit?: number }): Promise<MessageLogPage> {
+    return this.guard(() => {
+      const s = seqNumber(seq);
+      const { offset, limit } = logPage(options);
+      return this.dialect.read(() => flows.messageLog(s, offset, limit));
+    });
+  }
+
+  appendEvents(events: EventInput[]): Promise<void> {
+    return this.guard(() => {
+      checkEvents(events);
+      if (events.length === 0) return Promise.resolve();
+      return this.dialect.write((w) => flows.appendEvents(w, events));
+    });
+  }
+
+  readEvents(afterId: number, options: { limit?: number } = {}): Promise<EventPage> {
+    return this.guard(() => {
+      const after = integer(afterId, "after_id");
+      const limit = eventLimit(options.limit);
+      return this.dialect.read(() => flows.readEvents(after, limit));
+    });
+  }
+
+  addMetrics(increments: MetricIncrement[]): Promise<void> {
+    return this.guard(() => {
+      const merged = checkIncrements(increments);
+      if (merged.length === 0) return Promise.resolve();
+      return this.dialect.write((w) => flows.addMetrics(w, merged), { oneStatement: true });
+    });
+  }
+
+  /** The query's defaults and bounds depend on the read's time: checked in the read. */
+  readMetrics(kind: MetricKind, query?: MetricsQuery): Promise<MetricPoint[]> {
+    return this.guard(() => {
+      const k = metricKind(kind);
+      return this.dialect.read((now) => flows.readMetrics(k, query, now));
+    });
+  }
 
   // (end of flows)
 

@@ -1,6 +1,5 @@
 import type { Async, Ops } from "../../core/port.js";
 import type { ClaimOps } from "../../core/verbs/claim.js";
-import type { FlowOps } from "../../core/verbs/flows.js";
 import type { MaintenanceOps } from "../../core/verbs/maintenance.js";
 import type { QueueOps } from "../../core/verbs/queues.js";
 import type { RecordOps } from "../../core/verbs/records.js";
@@ -8,6 +7,7 @@ import type { SendOps } from "../../core/verbs/send.js";
 import type { TopicOps } from "../../core/verbs/topics.js";
 
 import type { Conn } from "./db.js";
+import { PgFlowOps } from "./flow-ops.js";
 import { PgSettleOps } from "./settle.js";
 
 type PgOps = { [K in keyof Ops]: Async<Ops[K]> };
@@ -15,8 +15,12 @@ type PgOps = { [K in keyof Ops]: Async<Ops[K]> };
 /** The port's statements on one connection (the transaction a verb runs in), made as first asked. */
 class ConnectionOps implements PgOps {
   private settleOps: PgSettleOps | undefined;
+  private flowOps: PgFlowOps | undefined;
 
-  constructor(private readonly c: Conn) {}
+  constructor(
+    private readonly c: Conn,
+    private readonly schema: string,
+  ) {}
 
   get settle(): PgSettleOps {
     this.settleOps ??= new PgSettleOps(this.c);
@@ -47,11 +51,13 @@ class ConnectionOps implements PgOps {
     return {};
   }
 
-  get flows(): Async<FlowOps> {
-    return {};
+  get flows(): PgFlowOps {
+    this.flowOps ??= new PgFlowOps(this.c, this.schema);
+    return this.flowOps;
   }
 }
 
-export function pgOps(c: Conn): PgOps {
-  return new ConnectionOps(c);
+/** `schema` keys the transaction locks (`xactLockKey`). */
+export function pgOps(c: Conn, schema: string): PgOps {
+  return new ConnectionOps(c, schema);
 }

@@ -16,16 +16,9 @@ import type {
   DebounceOptions,
   DeleteSettledOptions,
   Dependency,
-  EventInput,
-  EventPage,
   FlowNode,
   HeartbeatResult,
-  MessageLogPage,
   MessageRecord,
-  MetricIncrement,
-  MetricKind,
-  MetricPoint,
-  MetricsQuery,
   ReceiveAnyOptions,
   WorkerInfo,
   WorkerRecord,
@@ -78,21 +71,14 @@ import {
   TOPIC_PURGE_LIMIT,
 } from "../../core/fanout.js";
 import { compileFilter, testFilter } from "../../core/filters.js";
-import {
-  checkEvents,
-  checkLogLines,
-  eventLimit,
-  logPage,
-  prepareFlow,
-  waitingNodes,
-} from "../../core/flow-input.js";
+import { prepareFlow, waitingNodes } from "../../core/flow-input.js";
 import { validateGates } from "../../core/gates.js";
 import { leaseCap } from "../../core/lease.js";
 import { DEFAULT_WORKER_STALE_MS, RECEIVE_BODY_BUDGET } from "../../core/limits.js";
 import { Loops, type MaintenanceStep } from "../../core/loops.js";
 import { emptyResult, type MaintenanceResult } from "../../core/maintenance-result.js";
 import { type MessageRow, peekedMessage } from "../../core/message-row.js";
-import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../../core/metrics-input.js";
+import { checkDebounce } from "../../core/metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
 import { type Dialect, type Effects, runAsync } from "../../core/port.js";
@@ -117,13 +103,10 @@ import { PEEK_COLUMNS } from "./columns.js";
 import { type Conn, Db } from "./db.js";
 import { PgDebounceWindows } from "./debounce-windows.js";
 import { PgDependencies } from "./dependencies.js";
-import { PgEventLog } from "./event-log.js";
 import { PgGates } from "./gates.js";
 import { PgInserter, payloadsOf, type SendOutcome } from "./insert.js";
-import { PgJobMetrics } from "./job-metrics.js";
 import { lockAll, xactLockKey } from "./locks.js";
 import { PgMaintenance } from "./maintenance.js";
-import { PgMessageLogs } from "./message-logs.js";
 import { migrate } from "./migrate.js";
 import { PG_SCHEMA_VERSION } from "./migrations/index.js";
 import { pgName } from "./names.js";
@@ -220,10 +203,11 @@ export class PostgresBroker extends CoreBroker implements Broker {
   private readonly claimer: PgClaimer;
   protected readonly dialect: Dialect = {
     write: (verb, options) => {
-      const run = (c: Conn, now: number) => runAsync(verb({ now, effects: this.effectsOf(c) }), pgOps(c));
+      const run = (c: Conn, now: number) =>
+        runAsync(verb({ now, effects: this.effectsOf(c) }), pgOps(c, this.schema));
       return options?.oneStatement ? this.one(run, options.signal) : this.write(run, options?.signal);
     },
-    read: (verb) => this.read((c) => runAsync(verb(this.clock.now()), pgOps(c))),
+    read: (verb) => this.read((c) => runAsync(verb(this.clock.now()), pgOps(c, this.schema))),
   };
   private readonly maintenance: PgMaintenance;
   private readonly waiters: Waiters;
@@ -1237,11 +1221,9 @@ export class PostgresBroker extends CoreBroker implements Broker {
     return this.closing;
   }
 
-  // --- flows, message logs and the event log ------------------------------------------------------
+  // --- flows -------------------------------------------------------------------------------------
 
   private readonly dependencyTable = new PgDependencies();
-  private readonly messageLogs = new PgMessageLogs();
-  private readonly eventLog = new PgEventLog();
 
   async sendFlow(nodes: FlowNode[]): Promise<number[]> {
     const prepared = prepareFlow(nodes, this.maxMessageBytes).map((n) => ({ ...n, queue: pgName(n.queue) }));
@@ -1293,47 +1275,9 @@ export class PostgresBroker extends CoreBroker implements Broker {
     return this.read((c) => this.dependencyTable.list(c, s));
   }
 
-  async appendMessageLog(queue: string, seq: number, lockToken: string, lines: string[]): Promise<number> {
-    queue = pgName(queue);
-    checkLogLines(lines);
-    const s = seqNumber(seq);
-    return this.write((c, now) => this.messageLogs.append(c, queue, s, lockToken, lines, now));
-  }
+  // --- debounced sends ---------------------------------------------------------------------------
 
-  async messageLog(seq: number, options?: { offset?: number; limit?: number }): Promise<MessageLogPage> {
-    const s = seqNumber(seq);
-    const { offset, limit } = logPage(options);
-    return this.read((c) => this.messageLogs.read(c, s, offset, limit));
-  }
-
-  async appendEvents(events: EventInput[]): Promise<void> {
-    checkEvents(events);
-    if (events.length === 0) return;
-    await this.write((c, now) => this.eventLog.append(c, this.schema, events, now));
-  }
-
-  async readEvents(afterId: number, options: { limit?: number } = {}): Promise<EventPage> {
-    const after = integer(afterId, "after_id");
-    const limit = eventLimit(options.limit);
-    return this.read((c) => this.eventLog.read(c, after, limit));
-  }
-
-  // --- job metrics and debounced sends ------------------------------------------------------------
-
-  private readonly jobMetrics = new PgJobMetrics();
   private readonly debounceWindows = new PgDebounceWindows();
-
-  async addMetrics(increments: MetricIncrement[]): Promise<void> {
-    const merged = checkIncrements(increments);
-    if (merged.length === 0) return;
-    await this.one((c, now) => this.jobMetrics.add(c, merged, now));
-  }
-
-  async readMetrics(kind: MetricKind, query?: MetricsQuery): Promise<MetricPoint[]> {
-    const k = metricKind(kind);
-    const range = metricsRange(query, this.clock.now());
-    return this.read((c) => this.jobMetrics.read(c, k, range));
-  }
 
   async sendDebounced(
     queue: string,

@@ -17,16 +17,9 @@ import type {
   DebounceOptions,
   DeleteSettledOptions,
   Dependency,
-  EventInput,
-  EventPage,
   FlowNode,
   HeartbeatResult,
-  MessageLogPage,
   MessageRecord,
-  MetricIncrement,
-  MetricKind,
-  MetricPoint,
-  MetricsQuery,
   ReceiveAnyOptions,
   WorkerInfo,
   WorkerRecord,
@@ -82,22 +75,14 @@ import {
   taskDelivery,
 } from "../../core/fanout.js";
 import { compileFilter, filterMessage, testFilter } from "../../core/filters.js";
-import {
-  checkEvents,
-  checkLogLines,
-  eventLimit,
-  logPage,
-  type PreparedFlowNode,
-  prepareFlow,
-  waitingNodes,
-} from "../../core/flow-input.js";
+import { type PreparedFlowNode, prepareFlow, waitingNodes } from "../../core/flow-input.js";
 import { validateGates } from "../../core/gates.js";
 import { leaseCap } from "../../core/lease.js";
 import { DEFAULT_WORKER_STALE_MS, RECEIVE_BODY_BUDGET } from "../../core/limits.js";
 import { Loops } from "../../core/loops.js";
 import { emptyResult, type MaintenanceResult } from "../../core/maintenance-result.js";
 import { type MessageRow, PEEK_COLUMNS, peekedMessage } from "../../core/message-row.js";
-import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../../core/metrics-input.js";
+import { checkDebounce } from "../../core/metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
 import { type Dialect, type Effects, type Ops, runSync } from "../../core/port.js";
@@ -124,12 +109,10 @@ import { ClaimGates } from "./claim-gates.js";
 import { isMemoryPath, normalizePath, openDatabase, type SqliteDatabase } from "./database.js";
 import { DebounceWindows } from "./debounce-windows.js";
 import { Dependencies } from "./dependencies.js";
-import { EventLog } from "./event-log.js";
+import { SqliteFlowOps } from "./flow-ops.js";
 import { type InsertTiming, MessageInserter, type RowToInsert } from "./insert.js";
-import { JobMetrics } from "./job-metrics.js";
 import { Locks } from "./locks.js";
 import { Maintenance } from "./maintenance.js";
-import { MessageLogs } from "./message-logs.js";
 import { MessageRecords } from "./message-records.js";
 import { LATEST_SCHEMA_VERSION } from "./migrations/index.js";
 import { QueueRegistry } from "./queue-registry.js";
@@ -294,7 +277,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
       topics: {},
       maintenance: {},
       records: {},
-      flows: {},
+      flows: new SqliteFlowOps(this.db),
     };
     this.maintenance = new Maintenance(this.db, this.ids);
     this.writer = new Writer(
@@ -1333,25 +1316,13 @@ export class SqliteBroker extends CoreBroker implements Broker {
     return this.closing;
   }
 
-  // --- flows, message logs and the event log ------------------------------------------------------
+  // --- flows -------------------------------------------------------------------------------------
 
   private flowDeps: Dependencies | undefined;
-  private logLines: MessageLogs | undefined;
-  private eventLog: EventLog | undefined;
 
   private get dependencyTable(): Dependencies {
     this.flowDeps ??= new Dependencies(this.db);
     return this.flowDeps;
-  }
-
-  private get messageLogs(): MessageLogs {
-    this.logLines ??= new MessageLogs(this.db);
-    return this.logLines;
-  }
-
-  private get events(): EventLog {
-    this.eventLog ??= new EventLog(this.db);
-    return this.eventLog;
   }
 
   sendFlow(nodes: FlowNode[]): Promise<number[]> {
@@ -1411,70 +1382,13 @@ export class SqliteBroker extends CoreBroker implements Broker {
     return this.read(() => this.dependencyTable.list(seqNumber(seq)));
   }
 
-  appendMessageLog(queue: string, seq: number, lockToken: string, lines: string[]): Promise<number> {
-    try {
-      checkLogLines(lines);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((_ctx, now) => this.messageLogs.append(queue, seqNumber(seq), lockToken, lines, now));
-  }
+  // --- debounced sends ---------------------------------------------------------------------------
 
-  messageLog(seq: number, options?: { offset?: number; limit?: number }): Promise<MessageLogPage> {
-    return this.read(() => {
-      const { offset, limit } = logPage(options);
-      return this.messageLogs.read(seqNumber(seq), offset, limit);
-    });
-  }
-
-  appendEvents(events: EventInput[]): Promise<void> {
-    try {
-      checkEvents(events);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    if (events.length === 0) return Promise.resolve();
-    return this.write((_ctx, now) => this.events.append(events, now));
-  }
-
-  readEvents(afterId: number, options: { limit?: number } = {}): Promise<EventPage> {
-    return this.read(() => this.events.read(integer(afterId, "after_id"), eventLimit(options.limit)));
-  }
-
-  // --- job metrics and debounced sends ------------------------------------------------------------
-
-  private metricsTable: JobMetrics | undefined;
   private windows: DebounceWindows | undefined;
-
-  private get jobMetrics(): JobMetrics {
-    this.metricsTable ??= new JobMetrics(this.db);
-    return this.metricsTable;
-  }
 
   private get debounceWindows(): DebounceWindows {
     this.windows ??= new DebounceWindows(this.db);
     return this.windows;
-  }
-
-  addMetrics(increments: MetricIncrement[]): Promise<void> {
-    let merged: MetricIncrement[];
-    try {
-      merged = checkIncrements(increments);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    if (merged.length === 0) return Promise.resolve();
-    return this.write((_ctx, now) => this.jobMetrics.add(merged, now));
-  }
-
-  readMetrics(kind: MetricKind, query?: MetricsQuery): Promise<MetricPoint[]> {
-    try {
-      const k = metricKind(kind);
-      const range = metricsRange(query, this.clock.now());
-      return this.read(() => this.jobMetrics.read(k, range));
-    } catch (err) {
-      return Promise.reject(err);
-    }
   }
 
   sendDebounced(queue: string, message: OutgoingMessage, options: DebounceOptions): Promise<DebouncedSend> {
