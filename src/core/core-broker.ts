@@ -5,8 +5,15 @@ import type {
   CancelMessageOptions,
   CancelOutcome,
   DeleteSettledOptions,
+  EventInput,
+  EventPage,
   HeartbeatResult,
+  MessageLogPage,
   MessageRecord,
+  MetricIncrement,
+  MetricKind,
+  MetricPoint,
+  MetricsQuery,
   ReceiveAnyOptions,
   WorkerInfo,
   WorkerRecord,
@@ -52,12 +59,14 @@ import type { Clock } from "./clock.js";
 import type { DlqBounds } from "./dlq-bounds.js";
 import { DEFAULT_VISIBILITY_MS, EPHEMERAL_GRACE_MS, EPHEMERAL_LIVENESS_MS } from "./fanout.js";
 import { checkFilter, testFilter } from "./filters.js";
+import { checkEvents, checkLogLines, eventLimit, logPage } from "./flow-input.js";
 import { validateGates } from "./gates.js";
 import { leaseCap } from "./lease.js";
 import { DEFAULT_WORKER_STALE_MS, MAX_WAIT_MS } from "./limits.js";
 import { longPoll } from "./long-poll.js";
 import { Loops, type MaintenanceStep } from "./loops.js";
 import { emptyResult, type MaintenanceResult, mergeResult } from "./maintenance-result.js";
+import { checkIncrements, metricKind } from "./metrics-input.js";
 import type { Dialect, Verb, WriteScope } from "./port.js";
 import { normalizeQueueConfig } from "./queue-config.js";
 import { browseQuery, deleteSettledQuery, progressValue } from "./record-input.js";
@@ -74,6 +83,7 @@ import {
 } from "./validate.js";
 import * as claim from "./verbs/claim.js";
 import * as deadLetters from "./verbs/dead-letters.js";
+import * as flows from "./verbs/flows.js";
 import * as maintenance from "./verbs/maintenance.js";
 import * as namedLocks from "./verbs/named-locks.js";
 import * as queues from "./verbs/queues.js";
@@ -623,6 +633,54 @@ export abstract class CoreBroker {
   // (end of records)
 
   // --- flows: flows, job logs, events and metrics: dependencies, message logs, the event log, per-minute metrics ---
+
+  appendMessageLog(queue: string, seq: number, lockToken: string, lines: string[]): Promise<number> {
+    return this.guard(() => {
+      checkLogLines(lines);
+      const s = seqNumber(seq);
+      return this.dialect.write((w) => flows.appendMessageLog(w, queue, s, lockToken, lines));
+    });
+  }
+
+  messageLog(seq: number, options?: { offset?: number; limit?: number }): Promise<MessageLogPage> {
+    return this.guard(() => {
+      const s = seqNumber(seq);
+      const { offset, limit } = logPage(options);
+      return this.dialect.read(() => flows.messageLog(s, offset, limit));
+    });
+  }
+
+  appendEvents(events: EventInput[]): Promise<void> {
+    return this.guard(() => {
+      checkEvents(events);
+      if (events.length === 0) return Promise.resolve();
+      return this.dialect.write((w) => flows.appendEvents(w, events));
+    });
+  }
+
+  readEvents(afterId: number, options: { limit?: number } = {}): Promise<EventPage> {
+    return this.guard(() => {
+      const after = integer(afterId, "after_id");
+      const limit = eventLimit(options.limit);
+      return this.dialect.read(() => flows.readEvents(after, limit));
+    });
+  }
+
+  addMetrics(increments: MetricIncrement[]): Promise<void> {
+    return this.guard(() => {
+      const merged = checkIncrements(increments);
+      if (merged.length === 0) return Promise.resolve();
+      return this.dialect.write((w) => flows.addMetrics(w, merged), { oneStatement: true });
+    });
+  }
+
+  /** The query's defaults and bounds depend on the read's time: checked in the read. */
+  readMetrics(kind: MetricKind, query?: MetricsQuery): Promise<MetricPoint[]> {
+    return this.guard(() => {
+      const k = metricKind(kind);
+      return this.dialect.read((now) => flows.readMetrics(k, query, now));
+    });
+  }
 
   // (end of flows)
 

@@ -1,15 +1,20 @@
 import type { MetricIncrement, MetricKind, MetricPoint } from "../../contract/job-service.js";
-import { bucketOf, type MetricsRange, oldestKeptBucket } from "../../core/metrics-input.js";
+import type { Async } from "../../core/port.js";
+import type { FlowOps } from "../../core/verbs/flows.js";
 import type { Conn } from "./db.js";
 
+type JobMetricsOps = Async<Pick<FlowOps, "addMetrics" | "readMetrics">>;
+
 /**
- * Per-minute counts of settled jobs (PostgreSQL), as on SQLite: increments add to shared rows. An
- * add is one statement that does not wait for its WAL flush: counts are best effort (a crash of the
- * server may lose its last moments, never a job's state).
+ * The statements of the per-minute counts of settled jobs (PostgreSQL): increments add to shared
+ * rows. An add is one statement that does not wait for its WAL flush: counts are best effort (a
+ * crash of the server may lose its last moments, never a job's state).
  */
-export class PgJobMetrics {
-  async add(c: Conn, increments: MetricIncrement[], now: number): Promise<void> {
-    await c.q(
+export class PgJobMetricsOps implements JobMetricsOps {
+  constructor(private readonly c: Conn) {}
+
+  async addMetrics(a: { minute: number; increments: MetricIncrement[]; oldest: number }): Promise<void> {
+    await this.c.q(
       `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)),
        added AS (
          INSERT INTO job_metrics (minute, queue, kind, n)
@@ -17,22 +22,26 @@ export class PgJobMetrics {
          ON CONFLICT (minute, queue, kind) DO UPDATE SET n = job_metrics.n + excluded.n)
        DELETE FROM job_metrics WHERE minute < $5`,
       [
-        bucketOf(now),
-        increments.map((i) => i.queue),
-        increments.map((i) => i.kind),
-        increments.map((i) => i.count),
-        oldestKeptBucket(now),
+        a.minute,
+        a.increments.map((i) => i.queue),
+        a.increments.map((i) => i.kind),
+        a.increments.map((i) => i.count),
+        a.oldest,
       ],
     );
   }
 
-  async read(c: Conn, kind: MetricKind, range: MetricsRange): Promise<MetricPoint[]> {
-    if (range.queues !== undefined && range.queues.length === 0) return [];
-    const rows = await c.q<{ minute: string | number; count: string | number }>(
+  async readMetrics(a: {
+    kind: MetricKind;
+    from: number;
+    to: number;
+    queues?: string[];
+  }): Promise<MetricPoint[]> {
+    const rows = await this.c.q<{ minute: string | number; count: string | number }>(
       `SELECT minute, sum(n) AS count FROM job_metrics
        WHERE minute BETWEEN $1 AND $2 AND kind = $3 AND ($4::text[] IS NULL OR queue = ANY($4::text[]))
        GROUP BY minute ORDER BY minute`,
-      [range.from, range.to, kind, range.queues ?? null],
+      [a.from, a.to, a.kind, a.queues ?? null],
     );
     return rows.map((r) => ({ minute: Number(r.minute), count: Number(r.count) }));
   }

@@ -1,57 +1,58 @@
-import { LockLostError } from "../../contract/errors.js";
-import type { MessageLogPage } from "../../contract/job-service.js";
-import { MAX_MESSAGE_LOG_LINES } from "../../contract/limits.js";
+import type { MessageLogEntry } from "../../contract/job-service.js";
+import type { Async } from "../../core/port.js";
+import type { FlowOps } from "../../core/verbs/flows.js";
 import type { Conn } from "./db.js";
+import { pgName } from "./names.js";
 
-/** The lines a lock holder logs on its message (PostgreSQL), as on SQLite. */
-export class PgMessageLogs {
-  async append(
-    c: Conn,
-    queue: string,
-    seq: number,
-    token: string,
-    lines: string[],
-    now: number,
-  ): Promise<number> {
-    if (!token) throw new LockLostError();
-    const held = await c.q(
+type MessageLogOps = Async<Pick<FlowOps, "holdsLease" | "appendLog" | "logLines" | "logCount">>;
+
+/** The statements of the lines a lock holder logs on its message (PostgreSQL). */
+export class PgMessageLogOps implements MessageLogOps {
+  constructor(private readonly c: Conn) {}
+
+  /** Locks the message's row: the append that follows reads the last line number committed before it. */
+  async holdsLease(a: { queue: string; seq: number; token: string }): Promise<boolean> {
+    const held = await this.c.q(
       "SELECT 1 FROM messages WHERE id = $1 AND queue = $2 AND state = 'locked' AND lock_token = $3 FOR UPDATE",
-      [seq, queue, token],
+      [a.seq, pgName(a.queue), a.token],
     );
-    if (held.length === 0) throw new LockLostError();
-    const [last] = await c.q<{ n: string | number }>(
-      "SELECT coalesce(max(n), 0) AS n FROM message_logs WHERE seq = $1",
-      [seq],
-    );
-    const first = Number(last?.n ?? 0) + 1;
-    if (lines.length > 0) {
-      await c.q(
-        `INSERT INTO message_logs (seq, n, at, text)
-         SELECT $1, $2::bigint + o - 1, $3, t FROM unnest($4::text[]) WITH ORDINALITY AS u(t, o)`,
-        [seq, first, now, lines],
-      );
-    }
-    await c.q("DELETE FROM message_logs WHERE seq = $1 AND n <= $2", [
-      seq,
-      first + lines.length - 1 - MAX_MESSAGE_LOG_LINES,
-    ]);
-    const [count] = await c.q<{ n: number }>("SELECT count(*)::int AS n FROM message_logs WHERE seq = $1", [
-      seq,
-    ]);
-    return count?.n ?? 0;
+    return held.length > 0;
   }
 
-  async read(c: Conn, seq: number, offset: number, limit: number): Promise<MessageLogPage> {
-    const rows = await c.q<{ n: string | number; at: string | number; text: string }>(
-      "SELECT n, at, text FROM message_logs WHERE seq = $1 ORDER BY n LIMIT $2 OFFSET $3",
-      [seq, limit, offset],
+  /**
+   * One statement: its trim and count see the log as it was before the insert, which the trim
+   * never reaches (`lines.length ≤ keep`), so the count adds the inserted rows.
+   */
+  async appendLog(a: { seq: number; now: number; lines: string[]; keep: number }): Promise<number> {
+    const [r] = await this.c.q<{ n: number }>(
+      `WITH last AS (SELECT coalesce(max(n), 0) AS n FROM message_logs WHERE seq = $1::bigint),
+       ins AS (
+         INSERT INTO message_logs (seq, n, at, text)
+         SELECT $1::bigint, last.n + u.o, $2::bigint, u.t FROM last, unnest($3::text[]) WITH ORDINALITY AS u(t, o)
+         RETURNING 1),
+       del AS (
+         DELETE FROM message_logs
+         WHERE seq = $1::bigint AND n <= (SELECT n FROM last) + cardinality($3::text[]) - $4::bigint
+         RETURNING 1)
+       SELECT ((SELECT count(*) FROM message_logs WHERE seq = $1::bigint)
+         + (SELECT count(*) FROM ins) - (SELECT count(*) FROM del))::int AS n`,
+      [a.seq, a.now, a.lines, a.keep],
     );
-    const [count] = await c.q<{ n: number }>("SELECT count(*)::int AS n FROM message_logs WHERE seq = $1", [
-      seq,
+    return r?.n ?? 0;
+  }
+
+  async logLines(a: { seq: number; offset: number; limit: number }): Promise<MessageLogEntry[]> {
+    const rows = await this.c.q<{ n: string | number; at: string | number; text: string }>(
+      "SELECT n, at, text FROM message_logs WHERE seq = $1 ORDER BY n LIMIT $2 OFFSET $3",
+      [a.seq, a.limit, a.offset],
+    );
+    return rows.map((r) => ({ index: Number(r.n), at: Number(r.at), text: r.text }));
+  }
+
+  async logCount(a: { seq: number }): Promise<number> {
+    const [r] = await this.c.q<{ n: number }>("SELECT count(*)::int AS n FROM message_logs WHERE seq = $1", [
+      a.seq,
     ]);
-    return {
-      entries: rows.map((r) => ({ index: Number(r.n), at: Number(r.at), text: r.text })),
-      total: count?.n ?? 0,
-    };
+    return r?.n ?? 0;
   }
 }

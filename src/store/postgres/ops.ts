@@ -1,9 +1,9 @@
 import type { Async, Ops } from "../../core/port.js";
-import type { FlowOps } from "../../core/verbs/flows.js";
 import type { SendOps } from "../../core/verbs/send.js";
 
 import { PgClaimOps, type PgClaimShared } from "./claim.js";
 import type { Conn } from "./db.js";
+import { PgFlowOps } from "./flow-ops.js";
 import { PgMaintenanceOps } from "./maintenance.js";
 import { PgNamedLockOps } from "./named-locks.js";
 import { type PgQueueContext, PgQueueOps } from "./queue-ops.js";
@@ -22,6 +22,7 @@ class ConnectionOps implements PgOps {
   private topicOps: PgTopicOps | undefined;
   private maintenanceOps: PgMaintenanceOps | undefined;
   private recordOps: PgRecordOps | undefined;
+  private flowOps: PgFlowOps | undefined;
 
   constructor(
     private readonly c: Conn,
@@ -71,8 +72,9 @@ class ConnectionOps implements PgOps {
     return new PgNamedLockOps(this.c);
   }
 
-  get flows(): Async<FlowOps> {
-    return {};
+  get flows(): PgFlowOps {
+    this.flowOps ??= new PgFlowOps(this.c, this.shared.schema);
+    return this.flowOps;
   }
 }
 

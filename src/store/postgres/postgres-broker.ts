@@ -7,19 +7,7 @@ import {
   NameConflictError,
   NotFoundError,
 } from "../../contract/errors.js";
-import type {
-  DebouncedSend,
-  DebounceOptions,
-  Dependency,
-  EventInput,
-  EventPage,
-  FlowNode,
-  MessageLogPage,
-  MetricIncrement,
-  MetricKind,
-  MetricPoint,
-  MetricsQuery,
-} from "../../contract/job-service.js";
+import type { DebouncedSend, DebounceOptions, Dependency, FlowNode } from "../../contract/job-service.js";
 import { type Logger, stderrLogger } from "../../contract/logger.js";
 import { messageOf } from "../../contract/message-of.js";
 import type { PublishResult } from "../../contract/topic-service.js";
@@ -29,16 +17,9 @@ import { systemClock } from "../../core/clock.js";
 import { CoreBroker } from "../../core/core-broker.js";
 import { type DlqBounds, NO_DLQ_BOUNDS } from "../../core/dlq-bounds.js";
 import { compileFilter } from "../../core/filters.js";
-import {
-  checkEvents,
-  checkLogLines,
-  eventLimit,
-  logPage,
-  prepareFlow,
-  waitingNodes,
-} from "../../core/flow-input.js";
+import { prepareFlow, waitingNodes } from "../../core/flow-input.js";
 import type { Loops } from "../../core/loops.js";
-import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../../core/metrics-input.js";
+import { checkDebounce } from "../../core/metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
 import { type Dialect, type Effects, runAsync } from "../../core/port.js";
@@ -49,11 +30,8 @@ import { VERSION } from "../../version.js";
 import { type Conn, Db } from "./db.js";
 import { PgDebounceWindows } from "./debounce-windows.js";
 import { PgDependencies } from "./dependencies.js";
-import { PgEventLog } from "./event-log.js";
 import { PgInserter, payloadsOf, type SendOutcome } from "./insert.js";
-import { PgJobMetrics } from "./job-metrics.js";
 import { lockAll, xactLockKey } from "./locks.js";
-import { PgMessageLogs } from "./message-logs.js";
 import { migrate } from "./migrate.js";
 import { PG_SCHEMA_VERSION } from "./migrations/index.js";
 import { pgName } from "./names.js";
@@ -551,11 +529,9 @@ export class PostgresBroker extends CoreBroker implements Broker {
     return this.closing;
   }
 
-  // --- flows, message logs and the event log ------------------------------------------------------
+  // --- flows -------------------------------------------------------------------------------------
 
   private readonly dependencyTable = new PgDependencies();
-  private readonly messageLogs = new PgMessageLogs();
-  private readonly eventLog = new PgEventLog();
 
   async sendFlow(nodes: FlowNode[]): Promise<number[]> {
     const prepared = prepareFlow(nodes, this.maxMessageBytes).map((n) => ({ ...n, queue: pgName(n.queue) }));
@@ -607,47 +583,9 @@ export class PostgresBroker extends CoreBroker implements Broker {
     return this.read((c) => this.dependencyTable.list(c, s));
   }
 
-  async appendMessageLog(queue: string, seq: number, lockToken: string, lines: string[]): Promise<number> {
-    queue = pgName(queue);
-    checkLogLines(lines);
-    const s = seqNumber(seq);
-    return this.write((c, now) => this.messageLogs.append(c, queue, s, lockToken, lines, now));
-  }
+  // --- debounced sends ---------------------------------------------------------------------------
 
-  async messageLog(seq: number, options?: { offset?: number; limit?: number }): Promise<MessageLogPage> {
-    const s = seqNumber(seq);
-    const { offset, limit } = logPage(options);
-    return this.read((c) => this.messageLogs.read(c, s, offset, limit));
-  }
-
-  async appendEvents(events: EventInput[]): Promise<void> {
-    checkEvents(events);
-    if (events.length === 0) return;
-    await this.write((c, now) => this.eventLog.append(c, this.schema, events, now));
-  }
-
-  async readEvents(afterId: number, options: { limit?: number } = {}): Promise<EventPage> {
-    const after = integer(afterId, "after_id");
-    const limit = eventLimit(options.limit);
-    return this.read((c) => this.eventLog.read(c, after, limit));
-  }
-
-  // --- job metrics and debounced sends ------------------------------------------------------------
-
-  private readonly jobMetrics = new PgJobMetrics();
   private readonly debounceWindows = new PgDebounceWindows();
-
-  async addMetrics(increments: MetricIncrement[]): Promise<void> {
-    const merged = checkIncrements(increments);
-    if (merged.length === 0) return;
-    await this.one((c, now) => this.jobMetrics.add(c, merged, now));
-  }
-
-  async readMetrics(kind: MetricKind, query?: MetricsQuery): Promise<MetricPoint[]> {
-    const k = metricKind(kind);
-    const range = metricsRange(query, this.clock.now());
-    return this.read((c) => this.jobMetrics.read(c, k, range));
-  }
 
   async sendDebounced(
     queue: string,

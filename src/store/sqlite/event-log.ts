@@ -1,17 +1,16 @@
-import type { EventInput, EventPage } from "../../contract/job-service.js";
-import { EVENT_LOG_RETENTION_MS, MAX_EVENT_LOG_EVENTS } from "../../contract/limits.js";
+import type { EventInput, StoredEvent } from "../../contract/job-service.js";
+import type { FlowOps } from "../../core/verbs/flows.js";
 import type { SqliteDatabase } from "./database.js";
 
 /** Rows per multi-row INSERT of an append. */
 const ROWS_PER_INSERT = 64;
 
 /**
- * The store-wide event log (SQLite): appended to by producers and workers of any process, read
- * with a cursor. Each append trims it to the latest `MAX_EVENT_LOG_EVENTS` events, none older
- * than `EVENT_LOG_RETENTION_MS`. Both trims walk the primary key from the oldest row (ids grow
- * with time), so the log needs no index of its own.
+ * The statements of the store-wide event log (SQLite), appended to by producers and workers of any
+ * process. Both trims walk the primary key from the oldest row (ids grow with time), so the log
+ * needs no index of its own. Appends take turns on the file's one writer.
  */
-export class EventLog {
+export class SqliteEventLogOps implements Pick<FlowOps, "appendEvents" | "eventsAfter" | "lastEventId"> {
   private readonly db: SqliteDatabase;
   private readonly inserts = new Map<number, ReturnType<SqliteDatabase["prepare"]>>();
   private readonly trimCount;
@@ -31,27 +30,29 @@ export class EventLog {
     this.lastId = db.prepare("SELECT ifnull(max(id), 0) AS id FROM event_log");
   }
 
-  append(events: EventInput[], now: number): void {
+  appendEvents(a: { events: EventInput[]; now: number; keep: number; cutoff: number }): void {
     let id = 0;
-    for (let from = 0; from < events.length; from += ROWS_PER_INSERT) {
-      const chunk = events.slice(from, from + ROWS_PER_INSERT);
+    for (let from = 0; from < a.events.length; from += ROWS_PER_INSERT) {
+      const chunk = a.events.slice(from, from + ROWS_PER_INSERT);
       const values: unknown[] = [];
-      for (const e of chunk) values.push(now, e.type, e.data);
+      for (const e of chunk) values.push(a.now, e.type, e.data);
       id = Number(this.insertOf(chunk.length).run(values).lastInsertRowid);
     }
     if (id === 0) return;
-    this.trimCount.run(id - MAX_EVENT_LOG_EVENTS);
-    const cutoff = now - EVENT_LOG_RETENTION_MS;
+    this.trimCount.run(id - a.keep);
     const first = this.oldest.get() as { at: number } | undefined;
-    if (first && first.at < cutoff) {
-      // At most MAX_EVENT_LOG_EVENTS rows: a few rounds.
-      while (this.trimAge.run(cutoff).changes === 1000);
+    if (first && first.at < a.cutoff) {
+      // At most `keep` rows: a few rounds.
+      while (this.trimAge.run(a.cutoff).changes === 1000);
     }
   }
 
-  read(afterId: number, limit: number): EventPage {
-    const events = limit > 0 ? (this.after.all(afterId, limit) as EventPage["events"]) : [];
-    return { events, lastId: (this.lastId.get() as { id: number }).id };
+  eventsAfter(a: { afterId: number; limit: number }): StoredEvent[] {
+    return this.after.all(a.afterId, a.limit) as StoredEvent[];
+  }
+
+  lastEventId(): number {
+    return (this.lastId.get() as { id: number }).id;
   }
 
   private insertOf(rows: number) {

@@ -1,13 +1,13 @@
 import type { MetricIncrement, MetricKind, MetricPoint } from "../../contract/job-service.js";
-import { bucketOf, type MetricsRange, oldestKeptBucket } from "../../core/metrics-input.js";
+import type { FlowOps } from "../../core/verbs/flows.js";
 import type { SqliteDatabase } from "./database.js";
 
 /**
- * Per-minute counts of settled jobs (SQLite), one row per (minute, queue, kind). Increments add to
- * the row, so every process sharing the file counts into the same buckets. Each add drops the
- * buckets older than `METRICS_RETENTION_MS` (a seek on the primary key's first column).
+ * The statements of the per-minute counts of settled jobs (SQLite), one row per (minute, queue,
+ * kind). Increments add to the row, so every process sharing the file counts into the same
+ * buckets. The prune is a seek on the primary key's first column.
  */
-export class JobMetrics {
+export class SqliteJobMetricsOps implements Pick<FlowOps, "addMetrics" | "readMetrics"> {
   private readonly upsert;
   private readonly prune;
   private readonly all;
@@ -25,21 +25,14 @@ export class JobMetrics {
     );
   }
 
-  add(increments: MetricIncrement[], now: number): void {
-    const minute = bucketOf(now);
-    for (const i of increments) this.upsert.run(minute, i.queue, i.kind, i.count);
-    this.prune.run(oldestKeptBucket(now));
+  addMetrics(a: { minute: number; increments: MetricIncrement[]; oldest: number }): void {
+    for (const i of a.increments) this.upsert.run(a.minute, i.queue, i.kind, i.count);
+    this.prune.run(a.oldest);
   }
 
-  read(kind: MetricKind, range: MetricsRange): MetricPoint[] {
-    if (range.queues === undefined) return this.all.all(range.from, range.to, kind) as MetricPoint[];
-    if (range.queues.length === 0) return [];
-    return this.inQueuesOf(range.queues.length).all([
-      range.from,
-      range.to,
-      kind,
-      ...range.queues,
-    ]) as MetricPoint[];
+  readMetrics(a: { kind: MetricKind; from: number; to: number; queues?: string[] }): MetricPoint[] {
+    if (a.queues === undefined) return this.all.all(a.from, a.to, a.kind) as MetricPoint[];
+    return this.inQueuesOf(a.queues.length).all([a.from, a.to, a.kind, ...a.queues]) as MetricPoint[];
   }
 
   private inQueuesOf(n: number) {

@@ -1,10 +1,11 @@
-import { LockLostError } from "../../contract/errors.js";
-import type { MessageLogPage } from "../../contract/job-service.js";
-import { MAX_MESSAGE_LOG_LINES } from "../../contract/limits.js";
+import type { MessageLogEntry } from "../../contract/job-service.js";
+import type { FlowOps } from "../../core/verbs/flows.js";
 import type { SqliteDatabase } from "./database.js";
 
-/** The lines a lock holder logs on its message (SQLite), capped to the latest `MAX_MESSAGE_LOG_LINES`. */
-export class MessageLogs {
+/** The statements of the lines a lock holder logs on its message (SQLite). */
+export class SqliteMessageLogOps
+  implements Pick<FlowOps, "holdsLease" | "appendLog" | "logLines" | "logCount">
+{
   private readonly held;
   private readonly last;
   private readonly insert;
@@ -23,19 +24,23 @@ export class MessageLogs {
     this.page = db.prepare("SELECT n, at, text FROM message_logs WHERE seq = ? ORDER BY n LIMIT ? OFFSET ?");
   }
 
-  append(queue: string, seq: number, token: string, lines: string[], now: number): number {
-    if (!token || !this.held.get(seq, queue, token)) throw new LockLostError();
-    let n = (this.last.get(seq) as { n: number }).n;
-    for (const text of lines) this.insert.run(seq, ++n, now, text);
-    this.trim.run(seq, n - MAX_MESSAGE_LOG_LINES);
-    return (this.count.get(seq) as { n: number }).n;
+  holdsLease(a: { queue: string; seq: number; token: string }): boolean {
+    return this.held.get(a.seq, a.queue, a.token) !== undefined;
   }
 
-  read(seq: number, offset: number, limit: number): MessageLogPage {
-    const rows = this.page.all(seq, limit, offset) as { n: number; at: number; text: string }[];
-    return {
-      entries: rows.map((r) => ({ index: r.n, at: r.at, text: r.text })),
-      total: (this.count.get(seq) as { n: number }).n,
-    };
+  appendLog(a: { seq: number; now: number; lines: string[]; keep: number }): number {
+    let n = (this.last.get(a.seq) as { n: number }).n;
+    for (const text of a.lines) this.insert.run(a.seq, ++n, a.now, text);
+    this.trim.run(a.seq, n - a.keep);
+    return this.logCount(a);
+  }
+
+  logLines(a: { seq: number; offset: number; limit: number }): MessageLogEntry[] {
+    const rows = this.page.all(a.seq, a.limit, a.offset) as { n: number; at: number; text: string }[];
+    return rows.map((r) => ({ index: r.n, at: r.at, text: r.text }));
+  }
+
+  logCount(a: { seq: number }): number {
+    return (this.count.get(a.seq) as { n: number }).n;
   }
 }

@@ -8,19 +8,7 @@ import {
   NameConflictError,
   NotFoundError,
 } from "../../contract/errors.js";
-import type {
-  DebouncedSend,
-  DebounceOptions,
-  Dependency,
-  EventInput,
-  EventPage,
-  FlowNode,
-  MessageLogPage,
-  MetricIncrement,
-  MetricKind,
-  MetricPoint,
-  MetricsQuery,
-} from "../../contract/job-service.js";
+import type { DebouncedSend, DebounceOptions, Dependency, FlowNode } from "../../contract/job-service.js";
 import { type Logger, stderrLogger } from "../../contract/logger.js";
 import { messageOf } from "../../contract/message-of.js";
 import type { Delivery, PublishResult } from "../../contract/topic-service.js";
@@ -31,18 +19,10 @@ import { CoreBroker } from "../../core/core-broker.js";
 import { type DlqBounds, NO_DLQ_BOUNDS } from "../../core/dlq-bounds.js";
 import { byCreation, taskDelivery } from "../../core/fanout.js";
 import { compileFilter, filterMessage } from "../../core/filters.js";
-import {
-  checkEvents,
-  checkLogLines,
-  eventLimit,
-  logPage,
-  type PreparedFlowNode,
-  prepareFlow,
-  waitingNodes,
-} from "../../core/flow-input.js";
+import { type PreparedFlowNode, prepareFlow, waitingNodes } from "../../core/flow-input.js";
 import type { Loops } from "../../core/loops.js";
 import type { MaintenanceResult } from "../../core/maintenance-result.js";
-import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../../core/metrics-input.js";
+import { checkDebounce } from "../../core/metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
 import {
@@ -58,7 +38,6 @@ import { integer, nonNegativeDuration, requireName, seqNumber } from "../../core
 import type { Claimed } from "../../core/verbs/claim.js";
 import { recoverLeases } from "../../core/verbs/maintenance.js";
 import { type Take, Waiters } from "../../core/waiters.js";
-
 import type { WriteContext } from "../../core/write-context.js";
 import type { FilterMessage } from "../../filter/index.js";
 import { VERSION } from "../../version.js";
@@ -67,12 +46,10 @@ import { SqliteClaimOps } from "./claim.js";
 import { isMemoryPath, normalizePath, openDatabase, type SqliteDatabase } from "./database.js";
 import { DebounceWindows } from "./debounce-windows.js";
 import { Dependencies } from "./dependencies.js";
-import { EventLog } from "./event-log.js";
+import { SqliteFlowOps } from "./flow-ops.js";
 import { type InsertTiming, MessageInserter, type RowToInsert } from "./insert.js";
-import { JobMetrics } from "./job-metrics.js";
 import { SqliteNamedLockOps } from "./locks.js";
 import { reclaimFreePages, SqliteMaintenanceOps } from "./maintenance.js";
-import { MessageLogs } from "./message-logs.js";
 import { SqliteRecordOps } from "./message-records.js";
 import { LATEST_SCHEMA_VERSION } from "./migrations/index.js";
 import { SqliteQueueOps } from "./queue-ops.js";
@@ -228,7 +205,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
       records: this.records,
       workers: new SqliteWorkerOps(this.db),
       locks: this.locks,
-      flows: {},
+      flows: new SqliteFlowOps(this.db),
     };
     this.writer = new Writer(
       this.db,
@@ -716,25 +693,13 @@ export class SqliteBroker extends CoreBroker implements Broker {
     return this.closing;
   }
 
-  // --- flows, message logs and the event log ------------------------------------------------------
+  // --- flows -------------------------------------------------------------------------------------
 
   private flowDeps: Dependencies | undefined;
-  private logLines: MessageLogs | undefined;
-  private eventLog: EventLog | undefined;
 
   private get dependencyTable(): Dependencies {
     this.flowDeps ??= new Dependencies(this.db);
     return this.flowDeps;
-  }
-
-  private get messageLogs(): MessageLogs {
-    this.logLines ??= new MessageLogs(this.db);
-    return this.logLines;
-  }
-
-  private get events(): EventLog {
-    this.eventLog ??= new EventLog(this.db);
-    return this.eventLog;
   }
 
   sendFlow(nodes: FlowNode[]): Promise<number[]> {
@@ -794,70 +759,13 @@ export class SqliteBroker extends CoreBroker implements Broker {
     return this.read(() => this.dependencyTable.list(seqNumber(seq)));
   }
 
-  appendMessageLog(queue: string, seq: number, lockToken: string, lines: string[]): Promise<number> {
-    try {
-      checkLogLines(lines);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((_ctx, now) => this.messageLogs.append(queue, seqNumber(seq), lockToken, lines, now));
-  }
+  // --- debounced sends ---------------------------------------------------------------------------
 
-  messageLog(seq: number, options?: { offset?: number; limit?: number }): Promise<MessageLogPage> {
-    return this.read(() => {
-      const { offset, limit } = logPage(options);
-      return this.messageLogs.read(seqNumber(seq), offset, limit);
-    });
-  }
-
-  appendEvents(events: EventInput[]): Promise<void> {
-    try {
-      checkEvents(events);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    if (events.length === 0) return Promise.resolve();
-    return this.write((_ctx, now) => this.events.append(events, now));
-  }
-
-  readEvents(afterId: number, options: { limit?: number } = {}): Promise<EventPage> {
-    return this.read(() => this.events.read(integer(afterId, "after_id"), eventLimit(options.limit)));
-  }
-
-  // --- job metrics and debounced sends ------------------------------------------------------------
-
-  private metricsTable: JobMetrics | undefined;
   private windows: DebounceWindows | undefined;
-
-  private get jobMetrics(): JobMetrics {
-    this.metricsTable ??= new JobMetrics(this.db);
-    return this.metricsTable;
-  }
 
   private get debounceWindows(): DebounceWindows {
     this.windows ??= new DebounceWindows(this.db);
     return this.windows;
-  }
-
-  addMetrics(increments: MetricIncrement[]): Promise<void> {
-    let merged: MetricIncrement[];
-    try {
-      merged = checkIncrements(increments);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    if (merged.length === 0) return Promise.resolve();
-    return this.write((_ctx, now) => this.jobMetrics.add(merged, now));
-  }
-
-  readMetrics(kind: MetricKind, query?: MetricsQuery): Promise<MetricPoint[]> {
-    try {
-      const k = metricKind(kind);
-      const range = metricsRange(query, this.clock.now());
-      return this.read(() => this.jobMetrics.read(k, range));
-    } catch (err) {
-      return Promise.reject(err);
-    }
   }
 
   sendDebounced(queue: string, message: OutgoingMessage, options: DebounceOptions): Promise<DebouncedSend> {

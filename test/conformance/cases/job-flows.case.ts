@@ -200,6 +200,28 @@ cases((factory) => {
       await s.broker.complete("q", seq!, m.lockToken);
       await fails(s.broker.appendMessageLog("q", seq!, m.lockToken, ["late"]), LockLostError, "lock_lost");
     });
+
+    it("J8.3 an append answers the lines kept, past the cap too; concurrent appends number theirs in turn", async () => {
+      const [seq] = await s.broker.send("q", { body: "job" });
+      const m = await receiveOne(s.broker, "q");
+      const hundred = (tag: string) => Array.from({ length: 100 }, (_, k) => `${tag} ${k}`);
+      const answers = await Promise.all(
+        Array.from({ length: 11 }, (_, i) =>
+          s.broker.appendMessageLog("q", seq!, m.lockToken, hundred(`a${i}`)),
+        ),
+      );
+      assert.deepEqual(
+        [...answers].sort((a, b) => a - b),
+        [100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1000],
+      );
+      assert.equal(await s.broker.appendMessageLog("q", seq!, m.lockToken, []), MAX_MESSAGE_LOG_LINES);
+      const page = await s.broker.messageLog(seq!, { offset: 0, limit: 1000 });
+      assert.equal(page.total, MAX_MESSAGE_LOG_LINES);
+      assert.deepEqual(
+        page.entries.map((e) => e.index),
+        Array.from({ length: 1000 }, (_, k) => 101 + k),
+      );
+    });
   });
 
   describe("§J9 the event log", () => {
