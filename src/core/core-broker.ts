@@ -1,18 +1,26 @@
 import { InvalidArgumentError } from "../contract/errors.js";
+import type { DebouncedSend, DebounceOptions } from "../contract/job-service.js";
 import { MAX_RENEW_BATCH } from "../contract/limits.js";
+import type { PublishResult } from "../contract/topic-service.js";
 import type {
   AbandonOptions,
   CompleteItem,
   CompleteOptions,
   CompleteResult,
   LockRef,
+  OutgoingMessage,
   RejectOptions,
   RenewBatchOptions,
   RenewResult,
+  SendOptions,
 } from "../contract/types.js";
 import { leaseCap } from "./lease.js";
-import type { Dialect } from "./port.js";
-import { nonNegativeDuration, seqNumber } from "./validate.js";
+import { checkDebounce } from "./metrics-input.js";
+import { type PreparedMessage, prepareMessages } from "./outgoing.js";
+import type { Dialect, Verb, WriteScope } from "./port.js";
+import { nonNegativeDuration, requireName, seqNumber } from "./validate.js";
+import * as send from "./verbs/send.js";
+import { sendDebounced } from "./verbs/send-debounce.js";
 import * as settle from "./verbs/settle.js";
 
 /**
@@ -100,6 +108,66 @@ export abstract class CoreBroker {
 
   // --- send: send, schedule, cancel, publish, sendFlow, sendDebounced: insertion, fan-out, dedup ---
 
+  /** The largest message body a send accepts, in bytes. */
+  protected abstract readonly maxMessageBytes: number;
+
+  send(
+    queue: string,
+    messages: OutgoingMessage | OutgoingMessage[],
+    options: SendOptions = {},
+  ): Promise<number[]> {
+    return this.guard(() => {
+      const at = send.sendAt(options);
+      const prepared = prepareMessages(messages, this.maxMessageBytes);
+      if (prepared.length === 0) return Promise.resolve([]);
+      return this.sendPrepared(queue, prepared, at);
+    });
+  }
+
+  schedule(
+    queue: string,
+    messages: OutgoingMessage | OutgoingMessage[],
+    scheduledAt: number,
+    options: Omit<SendOptions, "scheduledAt"> = {},
+  ): Promise<number[]> {
+    return this.send(queue, messages, { ...options, scheduledAt });
+  }
+
+  publish(topic: string, message: OutgoingMessage, options: SendOptions = {}): Promise<PublishResult> {
+    return this.guard(() => {
+      requireName(topic, "topic");
+      const at = send.sendAt(options);
+      if (Array.isArray(message)) throw new InvalidArgumentError("mqlite: publish takes one message");
+      const prepared = prepareMessages(message, this.maxMessageBytes);
+      return this.sendWrite((w) => publishOne(w, topic, prepared, at));
+    });
+  }
+
+  cancel(queue: string, seq: number): Promise<void> {
+    return this.guard(() => {
+      const s = seqNumber(seq);
+      return this.dialect.write((w) => send.cancel(w, queue, s), { oneStatement: true });
+    });
+  }
+
+  sendDebounced(queue: string, message: OutgoingMessage, options: DebounceOptions): Promise<DebouncedSend> {
+    return this.guard(() => {
+      const d = checkDebounce(options);
+      const m = { ...prepareMessages(message, this.maxMessageBytes)[0]!, delayMs: 0, uniqueKey: null };
+      return this.dialect.write((w) => sendDebounced(w, queue, m, d));
+    });
+  }
+
+  /** Runs a validated send (a dialect may first try a faster way). */
+  protected sendPrepared(queue: string, prepared: PreparedMessage[], at: send.SendAt): Promise<number[]> {
+    return this.sendWrite((w) => seqsOf(w, queue, prepared, at));
+  }
+
+  /** Runs a send or publish in a write (a dialect may retry one that met a stale view). */
+  protected sendWrite<T>(verb: (w: WriteScope) => Verb<T>): Promise<T> {
+    return this.dialect.write(verb);
+  }
+
   // (end of send)
 
   // --- queues: queues and subscriptions: create, delete, list, stats, pause, subscribe, filters, reaping ---
@@ -139,4 +207,17 @@ export function keepOptions(options: CompleteOptions | undefined): settle.KeepOp
   const r = options?.result;
   const result = r === undefined || r === null ? null : Buffer.from(r.buffer, r.byteOffset, r.byteLength);
   return { retainMs, result };
+}
+
+function* seqsOf(w: WriteScope, queue: string, prepared: PreparedMessage[], at: send.SendAt): Verb<number[]> {
+  return (yield* send.send(w, queue, prepared, at)).seqs;
+}
+
+function* publishOne(
+  w: WriteScope,
+  topic: string,
+  prepared: PreparedMessage[],
+  at: send.SendAt,
+): Verb<PublishResult> {
+  return (yield* send.send(w, topic, prepared, at, true)).published[0]!;
 }

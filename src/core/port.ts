@@ -92,6 +92,10 @@ export interface Effects {
   settled(seqs: readonly number[]): void;
   /** `n` messages of `queue` were completed (the completion counters). */
   completed(queue: string, n: number): void;
+  /** A send stored `n` messages into `queue` (the sent counters). */
+  sent(queue: string, n: number): void;
+  /** A subscription's filter failed at run time: the message was not routed to it (logged). */
+  filterFailed(f: { topic: string; subscription: string; err: string }): void;
 }
 
 /** What a write verb sees: the transaction's time and where its announcements go. */

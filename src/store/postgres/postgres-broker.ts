@@ -12,8 +12,6 @@ import type {
   BrowseOptions,
   CancelMessageOptions,
   CancelOutcome,
-  DebouncedSend,
-  DebounceOptions,
   DeleteSettledOptions,
   Dependency,
   EventInput,
@@ -38,7 +36,6 @@ import type {
   EngineTopicLogStat,
   LeaseTopicOptions,
   LogSubscribeOptions,
-  PublishResult,
   ReadTopicOptions,
   ReapOptions,
   TaskSubscribeOptions,
@@ -92,10 +89,10 @@ import { DEFAULT_WORKER_STALE_MS, RECEIVE_BODY_BUDGET } from "../../core/limits.
 import { Loops, type MaintenanceStep } from "../../core/loops.js";
 import { emptyResult, type MaintenanceResult } from "../../core/maintenance-result.js";
 import { type MessageRow, peekedMessage } from "../../core/message-row.js";
-import { checkDebounce, checkIncrements, metricKind, metricsRange } from "../../core/metrics-input.js";
+import { checkIncrements, metricKind, metricsRange } from "../../core/metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
-import { type Dialect, type Effects, runAsync } from "../../core/port.js";
+import { type Dialect, type Effects, runAsync, type Verb, type WriteScope } from "../../core/port.js";
 import { type CountRow, statsFromCounts } from "../../core/queue-counts.js";
 import { awaitSettled } from "../../core/settled-waits.js";
 import { taskSpec } from "../../core/subscription-rows.js";
@@ -109,17 +106,17 @@ import {
   seqNumber,
   seqNumberList,
 } from "../../core/validate.js";
+import { type SendAt, type Sent, sendAt, sendFresh, send as sendVerb } from "../../core/verbs/send.js";
+import { plainSend } from "../../core/verbs/send-rows.js";
 import { waitAny } from "../../core/wait-any.js";
 import { Waiters } from "../../core/waiters.js";
 import { VERSION } from "../../version.js";
 import { PgClaimer } from "./claim.js";
 import { PEEK_COLUMNS } from "./columns.js";
 import { type Conn, Db } from "./db.js";
-import { PgDebounceWindows } from "./debounce-windows.js";
 import { PgDependencies } from "./dependencies.js";
 import { PgEventLog } from "./event-log.js";
 import { PgGates } from "./gates.js";
-import { PgInserter, payloadsOf, type SendOutcome } from "./insert.js";
 import { PgJobMetrics } from "./job-metrics.js";
 import { lockAll, xactLockKey } from "./locks.js";
 import { PgMaintenance } from "./maintenance.js";
@@ -128,7 +125,7 @@ import { migrate } from "./migrate.js";
 import { PG_SCHEMA_VERSION } from "./migrations/index.js";
 import { pgName } from "./names.js";
 import { channelOf, NOTIFY, PgNode } from "./node.js";
-import { pgOps } from "./ops.js";
+import { type PgOpsContext, pgOps } from "./ops.js";
 import {
   DEFAULT_SCHEMA,
   type PostgresBrokerOptions,
@@ -140,7 +137,6 @@ import {
 import { PgQueueRegistry, type PgQueueRow } from "./queue-registry.js";
 import { pgReadiness } from "./readiness.js";
 import { PgNamedLocks, PgRecords, PgWorkers } from "./records.js";
-import { PgSettleOps } from "./settle.js";
 import { PgSubscriptions } from "./subscriptions.js";
 import { PgTopicLog } from "./topic-log.js";
 
@@ -212,18 +208,19 @@ export class PostgresBroker extends CoreBroker implements Broker {
   private readonly dsn: string;
   private readonly channel: string;
   private readonly logger: Logger;
-  private readonly maxMessageBytes: number;
+  protected readonly maxMessageBytes: number;
   private readonly dlqBounds: DlqBounds;
   private readonly queues = new PgQueueRegistry();
   private readonly subscriptions: PgSubscriptions;
-  private readonly inserter: PgInserter;
+  private readonly opsContext: PgOpsContext;
   private readonly claimer: PgClaimer;
   protected readonly dialect: Dialect = {
     write: (verb, options) => {
-      const run = (c: Conn, now: number) => runAsync(verb({ now, effects: this.effectsOf(c) }), pgOps(c));
+      const run = (c: Conn, now: number) =>
+        runAsync(verb({ now, effects: this.effectsOf(c) }), pgOps(c, this.opsContext));
       return options?.oneStatement ? this.one(run, options.signal) : this.write(run, options?.signal);
     },
-    read: (verb) => this.read((c) => runAsync(verb(this.clock.now()), pgOps(c))),
+    read: (verb) => this.read((c) => runAsync(verb(this.clock.now()), pgOps(c, this.opsContext))),
   };
   private readonly maintenance: PgMaintenance;
   private readonly waiters: Waiters;
@@ -266,7 +263,7 @@ export class PostgresBroker extends CoreBroker implements Broker {
       synchronousCommit: requireSynchronousCommit(options.synchronousCommit),
     });
     this.subscriptions = new PgSubscriptions(this.queues, (source) => compileFilter(source, this.logger));
-    this.inserter = new PgInserter(this.schema, this.queues, this.subscriptions, this.logger);
+    this.opsContext = { schema: this.schema, queues: this.queues, subscriptions: this.subscriptions };
     this.claimer = new PgClaimer(this.schema);
     this.maintenance = new PgMaintenance(this.schema);
     this.waiters = new Waiters(() => {
@@ -382,6 +379,11 @@ export class PostgresBroker extends CoreBroker implements Broker {
       scheduled: (at) => this.wakeLocal(c, { activated: [], scheduledFor: [at] }),
       settled: (seqs) => this.notifySettled(c, [...seqs]),
       completed: (queue, n) => this.countCompleted(c, queue, n),
+      sent: () => {},
+      filterFailed: (f) =>
+        c.afterCommit(() =>
+          this.logger.warn(f, "filter failed at run time; message not routed to this subscription"),
+        ),
     };
   }
 
@@ -488,79 +490,38 @@ export class PostgresBroker extends CoreBroker implements Broker {
 
   // --- sending ----------------------------------------------------------------------------------
 
-  async send(
+  /**
+   * A send to a cached standard queue that needs no lock goes as one guarded statement without
+   * BEGIN/COMMIT; a stale row (the queue changed) sends again the long way.
+   */
+  protected override async sendPrepared(
     queue: string,
-    messages: OutgoingMessage | OutgoingMessage[],
-    options: SendOptions = {},
+    prepared: PreparedMessage[],
+    at: SendAt,
   ): Promise<number[]> {
-    queue = pgName(queue);
-    const scheduledAt = integer(options.scheduledAt, "scheduled_enqueue_time_ms");
-    if (scheduledAt < 0)
-      throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must not be negative");
-    const ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
-    const prepared = prepareMessages(messages, this.maxMessageBytes);
-    if (prepared.length === 0) return [];
-    const cached = this.queues.cached(queue);
-    if (PgInserter.fastPathFor(cached, prepared)) {
-      const fast = await this.one(async (c, now) => {
-        if (scheduledAt > 0 && scheduledAt <= now) {
-          throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must be in the future");
-        }
-        const visibleAt = scheduledAt > 0 ? scheduledAt : now;
-        const r = await this.inserter.sendGuarded(c, cached, prepared, { now, visibleAt, ttlMs });
-        if (r.fresh) this.wakeLocal(c, r.out);
-        return r;
+    const name = pgName(queue);
+    const cached = this.queues.cached(name);
+    if (cached && plainSend(cached, prepared)) {
+      const seqs = await this.dialect.write((w) => sendFresh(w, cached, prepared, at), {
+        oneStatement: true,
       });
-      if (fast.fresh) return fast.out.seqs;
-      this.queues.forget(queue);
+      if (seqs) return seqs;
+      this.queues.forget(name);
     }
-    return this.sendWithRetry((c, now) => this.sendPrepared(c, queue, prepared, scheduledAt, ttlMs, now));
+    return super.sendPrepared(queue, prepared, at);
   }
 
   /**
    * A send that met a queue deleted under it (its subscriptions changed meanwhile) is rolled back
    * whole; it is retried once with a fresh view before `not_found` is reported.
    */
-  private async sendWithRetry<T>(fn: (c: Conn, now: number) => Promise<T>): Promise<T> {
+  protected override async sendWrite<T>(verb: (w: WriteScope) => Verb<T>): Promise<T> {
     try {
-      return await this.write(fn);
+      return await this.dialect.write(verb);
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
-      return this.write(fn);
+      return this.dialect.write(verb);
     }
-  }
-
-  schedule(
-    queue: string,
-    messages: OutgoingMessage | OutgoingMessage[],
-    scheduledAt: number,
-    options: Omit<SendOptions, "scheduledAt"> = {},
-  ): Promise<number[]> {
-    return this.send(queue, messages, { ...options, scheduledAt });
-  }
-
-  private async sendPrepared(
-    c: Conn,
-    name: string,
-    messages: PreparedMessage[],
-    scheduledAt: number,
-    ttlMs: number,
-    now: number,
-  ): Promise<number[]> {
-    if (scheduledAt > 0 && scheduledAt <= now) {
-      throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must be in the future");
-    }
-    const visibleAt = scheduledAt > 0 ? scheduledAt : now;
-    const out: SendOutcome = await this.inserter.send(c, name, messages, { now, visibleAt, ttlMs });
-    this.wakeLocal(c, out);
-    return out.seqs;
-  }
-
-  async cancel(queue: string, seq: number): Promise<void> {
-    queue = pgName(queue);
-    const s = seqNumber(seq);
-    const found = await this.one((c) => new PgSettleOps(c).cancel(queue, s));
-    if (!found) throw new NotFoundError("mqlite: no scheduled, never-delivered message with that seq_number");
   }
 
   /**
@@ -572,20 +533,27 @@ export class PostgresBroker extends CoreBroker implements Broker {
       const t: PgTransaction = {
         query: (text, values) => c.q(text, values),
         send: async (queue, messages, options = {}) => {
-          const scheduledAt = integer(options.scheduledAt, "scheduled_enqueue_time_ms");
-          const ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
-          return this.sendPrepared(
-            c,
-            queue,
-            prepareMessages(messages, this.maxMessageBytes),
-            scheduledAt,
-            ttlMs,
-            now,
-          );
+          const at = sendAt(options);
+          const prepared = prepareMessages(messages, this.maxMessageBytes);
+          return (await this.sendIn(c, now, queue, prepared, at)).seqs;
         },
       };
       return fn(t);
     });
+  }
+
+  /** Runs the send verb inside a transaction (`tx` and the flow and debounce verbs). */
+  private sendIn(
+    c: Conn,
+    now: number,
+    queue: string,
+    messages: PreparedMessage[],
+    at: SendAt,
+  ): Promise<Sent> {
+    return runAsync(
+      sendVerb({ now, effects: this.effectsOf(c) }, queue, messages, at),
+      pgOps(c, this.opsContext),
+    );
   }
 
   // --- receiving and settling -------------------------------------------------------------------
@@ -821,28 +789,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
     await this.write(async (c, now) => {
       await this.lockNamespace(c);
       await this.subscriptions.subscribeLog(c, topic, name, filter, now);
-    });
-  }
-
-  async publish(topic: string, message: OutgoingMessage, options: SendOptions = {}): Promise<PublishResult> {
-    requireName(topic, "topic");
-    const scheduledAt = integer(options.scheduledAt, "scheduled_enqueue_time_ms");
-    if (scheduledAt < 0)
-      throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must not be negative");
-    const ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
-    if (Array.isArray(message)) throw new InvalidArgumentError("mqlite: publish takes one message");
-    const prepared = prepareMessages(message, this.maxMessageBytes);
-    return this.sendWithRetry(async (c, now) => {
-      if (await this.queues.get(c, topic)) {
-        throw new NameConflictError(`mqlite: "${topic}" is a queue, not a topic`);
-      }
-      if (scheduledAt > 0 && scheduledAt <= now) {
-        throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must be in the future");
-      }
-      const visibleAt = scheduledAt > 0 ? scheduledAt : now;
-      const out = await this.inserter.send(c, topic, prepared, { now, visibleAt, ttlMs });
-      this.wakeLocal(c, out);
-      return out.published[0]!;
     });
   }
 
@@ -1248,23 +1194,17 @@ export class PostgresBroker extends CoreBroker implements Broker {
     const waiting = waitingNodes(prepared);
     return this.write(async (c, now) => {
       const seqs: number[] = [];
-      const out = { activated: new Set<string>(), scheduledFor: [] as number[] };
       for (const [i, n] of prepared.entries()) {
         const row = await this.queues.get(c, n.queue);
         if (row?.kind !== "queue") throw new NotFoundError(`mqlite: queue not found: ${n.queue}`);
         if (row.dedup_window_ms > 0)
           throw new InvalidArgumentError("mqlite: a flow cannot go to a queue with a dedup window");
-        const sent = await this.inserter.send(c, n.queue, [n.message], { now, visibleAt: now, ttlMs: 0 });
+        const sent = await this.sendIn(c, now, n.queue, [n.message], { scheduledAt: 0, ttlMs: 0 });
         const seq = sent.seqs[0]!;
         seqs.push(seq);
         if (waiting.has(i)) await this.dependencyTable.hold(c, seq);
-        else {
-          for (const q of sent.activated) out.activated.add(q);
-          out.scheduledFor.push(...sent.scheduledFor);
-        }
         if (n.parent !== undefined) await this.dependencyTable.add(c, seq, seqs[n.parent]!, n.failParent);
       }
-      this.wakeLocal(c, out);
       return seqs;
     });
   }
@@ -1321,7 +1261,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
   // --- job metrics and debounced sends ------------------------------------------------------------
 
   private readonly jobMetrics = new PgJobMetrics();
-  private readonly debounceWindows = new PgDebounceWindows();
 
   async addMetrics(increments: MetricIncrement[]): Promise<void> {
     const merged = checkIncrements(increments);
@@ -1334,37 +1273,17 @@ export class PostgresBroker extends CoreBroker implements Broker {
     const range = metricsRange(query, this.clock.now());
     return this.read((c) => this.jobMetrics.read(c, k, range));
   }
+}
 
-  async sendDebounced(
-    queue: string,
-    message: OutgoingMessage,
-    options: DebounceOptions,
-  ): Promise<DebouncedSend> {
-    const d = checkDebounce(options);
-    const m: PreparedMessage = {
-      ...prepareMessages(message, this.maxMessageBytes)[0]!,
-      delayMs: 0,
-      uniqueKey: null,
-    };
-    const name = pgName(queue);
-    return this.write(async (c, now) => {
-      const row = await this.queues.get(c, name);
-      if (row?.kind !== "queue") throw new NotFoundError(`mqlite: queue not found: ${queue}`);
-      await lockAll(c, [xactLockKey(this.schema, "debounce", name, d.key)]);
-      const moved = await this.debounceWindows.slide(c, name, d, m.body, now);
-      if (moved) {
-        this.wakeLocal(c, { activated: [], scheduledFor: [moved.at] });
-        return { seqNumber: moved.seq, created: false };
-      }
-      const sent = await this.inserter.send(c, name, [m], { now, visibleAt: now + d.windowMs, ttlMs: 0 });
-      const seq = sent.seqs[0];
-      if (seq === undefined || seq === 0)
-        throw new InvalidArgumentError("mqlite: a debounced send matched a live message (dedup)");
-      await this.debounceWindows.opened(c, name, d.key, seq, now);
-      this.wakeLocal(c, { activated: sent.activated, scheduledFor: sent.scheduledFor });
-      return { seqNumber: seq, created: true };
-    });
-  }
+/**
+ * The notifications that wake long-polls on every node (and arm the leader's scheduler) for what a
+ * transaction did: `q:<queue>` for a queue that gained claimable messages, `s:<epoch ms>` for the
+ * earliest new scheduled delivery. They are sent after the commit (see `notifyNodes`).
+ */
+function payloadsOf(what: { activated: Iterable<string>; scheduledFor: number[] }): string[] {
+  const payloads = [...what.activated].map((q) => `q:${q}`);
+  if (what.scheduledFor.length > 0) payloads.push(`s:${Math.min(...what.scheduledFor)}`);
+  return payloads;
 }
 
 function mergeResult(into: MaintenanceResult, from: MaintenanceResult): void {
