@@ -4,6 +4,8 @@ import type {
   BrowseOptions,
   CancelMessageOptions,
   CancelOutcome,
+  DebouncedSend,
+  DebounceOptions,
   DeleteSettledOptions,
   EventInput,
   EventPage,
@@ -26,6 +28,7 @@ import type {
   EngineTopicLogStat,
   LeaseTopicOptions,
   LogSubscribeOptions,
+  PublishResult,
   ReadTopicOptions,
   ReapOptions,
   TaskSubscribeOptions,
@@ -40,6 +43,7 @@ import type {
   FilterSample,
   LockRef,
   Message,
+  OutgoingMessage,
   PeekOptions,
   PurgeOptions,
   QueueConfig,
@@ -50,6 +54,7 @@ import type {
   RejectOptions,
   RenewBatchOptions,
   RenewResult,
+  SendOptions,
   SubscribeOptions,
   SubscriptionInfo,
   TestFilterResult,
@@ -66,7 +71,8 @@ import { DEFAULT_WORKER_STALE_MS, MAX_WAIT_MS } from "./limits.js";
 import { longPoll } from "./long-poll.js";
 import { Loops, type MaintenanceStep } from "./loops.js";
 import { emptyResult, type MaintenanceResult, mergeResult } from "./maintenance-result.js";
-import { checkIncrements, metricKind } from "./metrics-input.js";
+import { checkDebounce, checkIncrements, metricKind } from "./metrics-input.js";
+import { type PreparedMessage, prepareMessages } from "./outgoing.js";
 import type { Dialect, Verb, WriteScope } from "./port.js";
 import { normalizeQueueConfig } from "./queue-config.js";
 import { browseQuery, deleteSettledQuery, progressValue } from "./record-input.js";
@@ -88,6 +94,8 @@ import * as maintenance from "./verbs/maintenance.js";
 import * as namedLocks from "./verbs/named-locks.js";
 import * as queues from "./verbs/queues.js";
 import * as records from "./verbs/records.js";
+import * as send from "./verbs/send.js";
+import { sendDebounced } from "./verbs/send-debounce.js";
 import * as settle from "./verbs/settle.js";
 import * as subscriptions from "./verbs/subscriptions.js";
 import * as topics from "./verbs/topics.js";
@@ -263,12 +271,69 @@ export abstract class CoreBroker {
 
   // --- send: send, schedule, cancel, publish, sendFlow, sendDebounced: insertion, fan-out, dedup ---
 
+  /** The largest message body a send accepts, in bytes. */
+  protected abstract readonly maxMessageBytes: number;
+
+  send(
+    queue: string,
+    messages: OutgoingMessage | OutgoingMessage[],
+    options: SendOptions = {},
+  ): Promise<number[]> {
+    return this.guard(() => {
+      const at = send.sendAt(options);
+      const prepared = prepareMessages(messages, this.maxMessageBytes);
+      if (prepared.length === 0) return Promise.resolve([]);
+      return this.sendPrepared(queue, prepared, at);
+    });
+  }
+
+  schedule(
+    queue: string,
+    messages: OutgoingMessage | OutgoingMessage[],
+    scheduledAt: number,
+    options: Omit<SendOptions, "scheduledAt"> = {},
+  ): Promise<number[]> {
+    return this.send(queue, messages, { ...options, scheduledAt });
+  }
+
+  publish(topic: string, message: OutgoingMessage, options: SendOptions = {}): Promise<PublishResult> {
+    return this.guard(() => {
+      requireName(topic, "topic");
+      const at = send.sendAt(options);
+      if (Array.isArray(message)) throw new InvalidArgumentError("mqlite: publish takes one message");
+      const prepared = prepareMessages(message, this.maxMessageBytes);
+      return this.sendWrite((w) => publishOne(w, topic, prepared, at));
+    });
+  }
+
+  cancel(queue: string, seq: number): Promise<void> {
+    return this.guard(() => {
+      const s = seqNumber(seq);
+      return this.dialect.write((w) => send.cancel(w, queue, s), { oneStatement: true });
+    });
+  }
+
+  sendDebounced(queue: string, message: OutgoingMessage, options: DebounceOptions): Promise<DebouncedSend> {
+    return this.guard(() => {
+      const d = checkDebounce(options);
+      const m = { ...prepareMessages(message, this.maxMessageBytes)[0]!, delayMs: 0, uniqueKey: null };
+      return this.dialect.write((w) => sendDebounced(w, queue, m, d));
+    });
+  }
+
+  /** Runs a validated send (a dialect may first try a faster way). */
+  protected sendPrepared(queue: string, prepared: PreparedMessage[], at: send.SendAt): Promise<number[]> {
+    return this.sendWrite((w) => seqsOf(w, queue, prepared, at));
+  }
+
+  /** Runs a send or publish in a write (a dialect may retry one that met a stale view). */
+  protected sendWrite<T>(verb: (w: WriteScope) => Verb<T>): Promise<T> {
+    return this.dialect.write(verb);
+  }
+
   // (end of send)
 
   // --- queues: queues and subscriptions: create, delete, list, stats, pause, subscribe, filters, reaping ---
-
-  /** The largest message body (a filter's sample is checked against it as a publish would be). */
-  protected abstract readonly maxMessageBytes: number;
 
   createQueue(name: string, config?: QueueConfig): Promise<void> {
     return this.guard(() => {
@@ -708,4 +773,17 @@ function subscriptionFilter(source: string | undefined): string {
   const filter = (source ?? "").trim() === "" ? "" : (source as string);
   if (filter) checkFilter(filter);
   return filter;
+}
+
+function* seqsOf(w: WriteScope, queue: string, prepared: PreparedMessage[], at: send.SendAt): Verb<number[]> {
+  return (yield* send.send(w, queue, prepared, at)).seqs;
+}
+
+function* publishOne(
+  w: WriteScope,
+  topic: string,
+  prepared: PreparedMessage[],
+  at: send.SendAt,
+): Verb<PublishResult> {
+  return (yield* send.send(w, topic, prepared, at, true)).published[0]!;
 }

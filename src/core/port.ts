@@ -101,6 +101,10 @@ export interface Effects {
    * act before the commit (a reaper woken for a claim that rolled back finds nothing to do).
    */
   leased(at: number): void;
+  /** A send stored `n` messages into `queue` (the sent counters). */
+  sent(queue: string, n: number): void;
+  /** A subscription's filter failed at run time: the message was not routed to it (logged). */
+  filterFailed(f: { topic: string; subscription: string; err: string }): void;
 }
 
 /** What a write verb sees: the transaction's time and where its announcements go. */

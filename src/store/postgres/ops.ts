@@ -1,5 +1,4 @@
 import type { Async, Ops } from "../../core/port.js";
-import type { SendOps } from "../../core/verbs/send.js";
 
 import { PgClaimOps, type PgClaimShared } from "./claim.js";
 import type { Conn } from "./db.js";
@@ -8,6 +7,7 @@ import { PgMaintenanceOps } from "./maintenance.js";
 import { PgNamedLockOps } from "./named-locks.js";
 import { type PgQueueContext, PgQueueOps } from "./queue-ops.js";
 import { PgRecordOps } from "./records.js";
+import { type PgSendContext, PgSendOps } from "./send.js";
 import { PgSettleOps } from "./settle.js";
 import { PgTopicOps } from "./topics.js";
 import { PgWorkerOps } from "./workers.js";
@@ -23,6 +23,7 @@ class ConnectionOps implements PgOps {
   private maintenanceOps: PgMaintenanceOps | undefined;
   private recordOps: PgRecordOps | undefined;
   private flowOps: PgFlowOps | undefined;
+  private sendOps: PgSendOps | undefined;
 
   constructor(
     private readonly c: Conn,
@@ -40,8 +41,9 @@ class ConnectionOps implements PgOps {
     return this.claimOps;
   }
 
-  get send(): Async<SendOps> {
-    return {};
+  get send(): PgSendOps {
+    this.sendOps ??= new PgSendOps(this.c, this.shared);
+    return this.sendOps;
   }
 
   get queues(): PgQueueOps {
@@ -79,7 +81,7 @@ class ConnectionOps implements PgOps {
 }
 
 /** What the statements share across connections: the schema and the node's caches. */
-export type PgShared = PgClaimShared & PgQueueContext;
+export type PgShared = PgClaimShared & PgQueueContext & PgSendContext;
 
 /** The ops on `c`; `alone`: the verb runs as one autocommit statement, not in a transaction. */
 export function pgOps(c: Conn, shared: PgShared, alone = false): PgOps {

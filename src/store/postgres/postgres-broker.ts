@@ -1,16 +1,9 @@
 import type { Broker } from "../../contract/broker.js";
 import { type ConsumeHandler, type ConsumeOptions, type Consumer, consume } from "../../contract/consume.js";
-import {
-  ClosedError,
-  InternalError,
-  InvalidArgumentError,
-  NameConflictError,
-  NotFoundError,
-} from "../../contract/errors.js";
-import type { DebouncedSend, DebounceOptions, Dependency, FlowNode } from "../../contract/job-service.js";
+import { ClosedError, InternalError, InvalidArgumentError, NotFoundError } from "../../contract/errors.js";
+import type { Dependency, FlowNode } from "../../contract/job-service.js";
 import { type Logger, stderrLogger } from "../../contract/logger.js";
 import { messageOf } from "../../contract/message-of.js";
-import type { PublishResult } from "../../contract/topic-service.js";
 import type { BrokerStatus, Message, OutgoingMessage, Readiness, SendOptions } from "../../contract/types.js";
 import type { Clock } from "../../core/clock.js";
 import { systemClock } from "../../core/clock.js";
@@ -19,19 +12,17 @@ import { type DlqBounds, NO_DLQ_BOUNDS } from "../../core/dlq-bounds.js";
 import { compileFilter } from "../../core/filters.js";
 import { prepareFlow, waitingNodes } from "../../core/flow-input.js";
 import type { Loops } from "../../core/loops.js";
-import { checkDebounce } from "../../core/metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
-import { type Dialect, type Effects, runAsync } from "../../core/port.js";
-import { integer, nonNegativeDuration, requireName, seqNumber } from "../../core/validate.js";
+import { type Dialect, type Effects, runAsync, type Verb, type WriteScope } from "../../core/port.js";
+import { seqNumber } from "../../core/validate.js";
 import { recoverLeases } from "../../core/verbs/maintenance.js";
+import { type SendAt, type Sent, sendAt, sendFresh, send as sendVerb } from "../../core/verbs/send.js";
+import { plainSend } from "../../core/verbs/send-rows.js";
 import { Waiters } from "../../core/waiters.js";
 import { VERSION } from "../../version.js";
 import { type Conn, Db } from "./db.js";
-import { PgDebounceWindows } from "./debounce-windows.js";
 import { PgDependencies } from "./dependencies.js";
-import { PgInserter, payloadsOf, type SendOutcome } from "./insert.js";
-import { lockAll, xactLockKey } from "./locks.js";
 import { migrate } from "./migrate.js";
 import { PG_SCHEMA_VERSION } from "./migrations/index.js";
 import { pgName } from "./names.js";
@@ -48,12 +39,10 @@ import {
 import { PgQueueRegistry } from "./queue-registry.js";
 import { pgReadiness } from "./readiness.js";
 import { Rerun } from "./rerun.js";
-import { PgSettleOps } from "./settle.js";
 import { PgSubscriptions } from "./subscriptions.js";
 import { PgTopicLog } from "./topic-log.js";
 
 const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
-const _MAX_WAIT_MS = 20_000;
 /**
  * `awaitSettled` re-checks at least this often: settlements on this node wake it at once, those of
  * other nodes (and the leader's reaper and TTL sweep) are seen at the next re-check.
@@ -96,7 +85,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
   protected readonly dlqBounds: DlqBounds;
   private readonly queues = new PgQueueRegistry();
   private readonly subscriptions: PgSubscriptions;
-  private readonly inserter: PgInserter;
   protected readonly dialect: Dialect = {
     write: (verb, options) => {
       const run = (alone: boolean) => (c: Conn, now: number) =>
@@ -149,7 +137,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
       subscriptions: this.subscriptions,
       topicLog: this.topicLog,
     };
-    this.inserter = new PgInserter(this.schema, this.queues, this.subscriptions, this.logger);
     this.waiters = new Waiters<Message>(() => {
       const missed = this.missedNotifications;
       this.missedNotifications = false;
@@ -259,6 +246,11 @@ export class PostgresBroker extends CoreBroker implements Broker {
       completed: (queue, n) => this.countCompleted(c, queue, n),
       // The leader's reaper arms from what its reaps see (leases of every node).
       leased: () => {},
+      sent: () => {},
+      filterFailed: (f) =>
+        c.afterCommit(() =>
+          this.logger.warn(f, "filter failed at run time; message not routed to this subscription"),
+        ),
     };
   }
 
@@ -335,79 +327,38 @@ export class PostgresBroker extends CoreBroker implements Broker {
 
   // --- sending ----------------------------------------------------------------------------------
 
-  async send(
+  /**
+   * A send to a cached standard queue that needs no lock goes as one guarded statement without
+   * BEGIN/COMMIT; a stale row (the queue changed) sends again the long way.
+   */
+  protected override async sendPrepared(
     queue: string,
-    messages: OutgoingMessage | OutgoingMessage[],
-    options: SendOptions = {},
+    prepared: PreparedMessage[],
+    at: SendAt,
   ): Promise<number[]> {
-    queue = pgName(queue);
-    const scheduledAt = integer(options.scheduledAt, "scheduled_enqueue_time_ms");
-    if (scheduledAt < 0)
-      throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must not be negative");
-    const ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
-    const prepared = prepareMessages(messages, this.maxMessageBytes);
-    if (prepared.length === 0) return [];
-    const cached = this.queues.cached(queue);
-    if (PgInserter.fastPathFor(cached, prepared)) {
-      const fast = await this.one(async (c, now) => {
-        if (scheduledAt > 0 && scheduledAt <= now) {
-          throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must be in the future");
-        }
-        const visibleAt = scheduledAt > 0 ? scheduledAt : now;
-        const r = await this.inserter.sendGuarded(c, cached, prepared, { now, visibleAt, ttlMs });
-        if (r.fresh) this.wakeLocal(c, r.out);
-        return r;
+    const name = pgName(queue);
+    const cached = this.queues.cached(name);
+    if (cached && plainSend(cached, prepared)) {
+      const seqs = await this.dialect.write((w) => sendFresh(w, cached, prepared, at), {
+        oneStatement: true,
       });
-      if (fast.fresh) return fast.out.seqs;
-      this.queues.forget(queue);
+      if (seqs) return seqs;
+      this.queues.forget(name);
     }
-    return this.sendWithRetry((c, now) => this.sendPrepared(c, queue, prepared, scheduledAt, ttlMs, now));
+    return super.sendPrepared(queue, prepared, at);
   }
 
   /**
    * A send that met a queue deleted under it (its subscriptions changed meanwhile) is rolled back
    * whole; it is retried once with a fresh view before `not_found` is reported.
    */
-  private async sendWithRetry<T>(fn: (c: Conn, now: number) => Promise<T>): Promise<T> {
+  protected override async sendWrite<T>(verb: (w: WriteScope) => Verb<T>): Promise<T> {
     try {
-      return await this.write(fn);
+      return await this.dialect.write(verb);
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
-      return this.write(fn);
+      return this.dialect.write(verb);
     }
-  }
-
-  schedule(
-    queue: string,
-    messages: OutgoingMessage | OutgoingMessage[],
-    scheduledAt: number,
-    options: Omit<SendOptions, "scheduledAt"> = {},
-  ): Promise<number[]> {
-    return this.send(queue, messages, { ...options, scheduledAt });
-  }
-
-  private async sendPrepared(
-    c: Conn,
-    name: string,
-    messages: PreparedMessage[],
-    scheduledAt: number,
-    ttlMs: number,
-    now: number,
-  ): Promise<number[]> {
-    if (scheduledAt > 0 && scheduledAt <= now) {
-      throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must be in the future");
-    }
-    const visibleAt = scheduledAt > 0 ? scheduledAt : now;
-    const out: SendOutcome = await this.inserter.send(c, name, messages, { now, visibleAt, ttlMs });
-    this.wakeLocal(c, out);
-    return out.seqs;
-  }
-
-  async cancel(queue: string, seq: number): Promise<void> {
-    queue = pgName(queue);
-    const s = seqNumber(seq);
-    const found = await this.one((c) => new PgSettleOps(c).cancel(queue, s));
-    if (!found) throw new NotFoundError("mqlite: no scheduled, never-delivered message with that seq_number");
   }
 
   /**
@@ -419,20 +370,27 @@ export class PostgresBroker extends CoreBroker implements Broker {
       const t: PgTransaction = {
         query: (text, values) => c.q(text, values),
         send: async (queue, messages, options = {}) => {
-          const scheduledAt = integer(options.scheduledAt, "scheduled_enqueue_time_ms");
-          const ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
-          return this.sendPrepared(
-            c,
-            queue,
-            prepareMessages(messages, this.maxMessageBytes),
-            scheduledAt,
-            ttlMs,
-            now,
-          );
+          const at = sendAt(options);
+          const prepared = prepareMessages(messages, this.maxMessageBytes);
+          return (await this.sendIn(c, now, queue, prepared, at)).seqs;
         },
       };
       return fn(t);
     });
+  }
+
+  /** Runs the send verb inside a transaction (`tx` and the flow and debounce verbs). */
+  private sendIn(
+    c: Conn,
+    now: number,
+    queue: string,
+    messages: PreparedMessage[],
+    at: SendAt,
+  ): Promise<Sent> {
+    return runAsync(
+      sendVerb({ now, effects: this.effectsOf(c) }, queue, messages, at),
+      pgOps(c, this.shared),
+    );
   }
 
   // --- receiving and settling -------------------------------------------------------------------
@@ -455,28 +413,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
   // --- topics -----------------------------------------------------------------------------------
 
   // --- job topics (TopicService) -----------------------------------------------------------------
-
-  async publish(topic: string, message: OutgoingMessage, options: SendOptions = {}): Promise<PublishResult> {
-    requireName(topic, "topic");
-    const scheduledAt = integer(options.scheduledAt, "scheduled_enqueue_time_ms");
-    if (scheduledAt < 0)
-      throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must not be negative");
-    const ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
-    if (Array.isArray(message)) throw new InvalidArgumentError("mqlite: publish takes one message");
-    const prepared = prepareMessages(message, this.maxMessageBytes);
-    return this.sendWithRetry(async (c, now) => {
-      if (await this.queues.get(c, topic)) {
-        throw new NameConflictError(`mqlite: "${topic}" is a queue, not a topic`);
-      }
-      if (scheduledAt > 0 && scheduledAt <= now) {
-        throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must be in the future");
-      }
-      const visibleAt = scheduledAt > 0 ? scheduledAt : now;
-      const out = await this.inserter.send(c, topic, prepared, { now, visibleAt, ttlMs });
-      this.wakeLocal(c, out);
-      return out.published[0]!;
-    });
-  }
 
   // --- the job face's capabilities (JobService) ------------------------------------------------
 
@@ -538,23 +474,17 @@ export class PostgresBroker extends CoreBroker implements Broker {
     const waiting = waitingNodes(prepared);
     return this.write(async (c, now) => {
       const seqs: number[] = [];
-      const out = { activated: new Set<string>(), scheduledFor: [] as number[] };
       for (const [i, n] of prepared.entries()) {
         const row = await this.queues.get(c, n.queue);
         if (row?.kind !== "queue") throw new NotFoundError(`mqlite: queue not found: ${n.queue}`);
         if (row.dedup_window_ms > 0)
           throw new InvalidArgumentError("mqlite: a flow cannot go to a queue with a dedup window");
-        const sent = await this.inserter.send(c, n.queue, [n.message], { now, visibleAt: now, ttlMs: 0 });
+        const sent = await this.sendIn(c, now, n.queue, [n.message], { scheduledAt: 0, ttlMs: 0 });
         const seq = sent.seqs[0]!;
         seqs.push(seq);
         if (waiting.has(i)) await this.dependencyTable.hold(c, seq);
-        else {
-          for (const q of sent.activated) out.activated.add(q);
-          out.scheduledFor.push(...sent.scheduledFor);
-        }
         if (n.parent !== undefined) await this.dependencyTable.add(c, seq, seqs[n.parent]!, n.failParent);
       }
-      this.wakeLocal(c, out);
       return seqs;
     });
   }
@@ -584,37 +514,15 @@ export class PostgresBroker extends CoreBroker implements Broker {
   }
 
   // --- debounced sends ---------------------------------------------------------------------------
+}
 
-  private readonly debounceWindows = new PgDebounceWindows();
-
-  async sendDebounced(
-    queue: string,
-    message: OutgoingMessage,
-    options: DebounceOptions,
-  ): Promise<DebouncedSend> {
-    const d = checkDebounce(options);
-    const m: PreparedMessage = {
-      ...prepareMessages(message, this.maxMessageBytes)[0]!,
-      delayMs: 0,
-      uniqueKey: null,
-    };
-    const name = pgName(queue);
-    return this.write(async (c, now) => {
-      const row = await this.queues.get(c, name);
-      if (row?.kind !== "queue") throw new NotFoundError(`mqlite: queue not found: ${queue}`);
-      await lockAll(c, [xactLockKey(this.schema, "debounce", name, d.key)]);
-      const moved = await this.debounceWindows.slide(c, name, d, m.body, now);
-      if (moved) {
-        this.wakeLocal(c, { activated: [], scheduledFor: [moved.at] });
-        return { seqNumber: moved.seq, created: false };
-      }
-      const sent = await this.inserter.send(c, name, [m], { now, visibleAt: now + d.windowMs, ttlMs: 0 });
-      const seq = sent.seqs[0];
-      if (seq === undefined || seq === 0)
-        throw new InvalidArgumentError("mqlite: a debounced send matched a live message (dedup)");
-      await this.debounceWindows.opened(c, name, d.key, seq, now);
-      this.wakeLocal(c, { activated: sent.activated, scheduledFor: sent.scheduledFor });
-      return { seqNumber: seq, created: true };
-    });
-  }
+/**
+ * The notifications that wake long-polls on every node (and arm the leader's scheduler) for what a
+ * transaction did: `q:<queue>` for a queue that gained claimable messages, `s:<epoch ms>` for the
+ * earliest new scheduled delivery. They are sent after the commit (see `notifyNodes`).
+ */
+function payloadsOf(what: { activated: Iterable<string>; scheduledFor: number[] }): string[] {
+  const payloads = [...what.activated].map((q) => `q:${q}`);
+  if (what.scheduledFor.length > 0) payloads.push(`s:${Math.min(...what.scheduledFor)}`);
+  return payloads;
 }

@@ -149,9 +149,6 @@ const COMPLETE_BATCH = `
   FROM items LEFT JOIN u ON u.id = items.id AND u.lock_token = items.token
   ORDER BY items.ord`;
 
-const CANCEL =
-  "DELETE FROM messages WHERE id = $1 AND queue = $2 AND state = 'scheduled' AND delivery_count = 0 RETURNING 1";
-
 type OutcomeRow = { n: number; replay: boolean };
 
 const outcome = (row: OutcomeRow | undefined): Outcome =>
@@ -281,10 +278,5 @@ export class PgSettleOps implements Async<SettleOps> {
         });
     }
     return a.items.map((i) => (i.token ? (got.get(`${i.seq}\u0000${i.token}`) ?? null) : null));
-  }
-
-  /** Deletes a never-delivered scheduled message; false when there is none. */
-  async cancel(queue: string, seq: number): Promise<boolean> {
-    return (await this.c.q(CANCEL, [seq, pgName(queue)])).length > 0;
   }
 }

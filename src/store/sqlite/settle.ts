@@ -37,7 +37,6 @@ export class SqliteSettleOps implements SettleOps {
   private readonly deferRow;
   private readonly renewRow;
   private readonly insertError;
-  private readonly cancelRow;
 
   constructor(
     db: SqliteDatabase,
@@ -84,9 +83,6 @@ export class SqliteSettleOps implements SettleOps {
     this.insertError = db.prepare(`
       INSERT INTO message_errors (seq_number, attempt, error, failed_at)
       SELECT id, delivery_count, @error, @now FROM messages WHERE ${FENCE}`);
-    this.cancelRow = db.prepare(
-      "DELETE FROM messages WHERE id = ? AND queue = ? AND state = 'scheduled' AND delivery_count = 0",
-    );
   }
 
   private receipted(f: Fence, receipt: Receipt | undefined, changes: number): Outcome {
@@ -182,10 +178,5 @@ export class SqliteSettleOps implements SettleOps {
       | { locked_until: number; cancel_requested: number }
       | undefined;
     return row ? { lockedUntil: row.locked_until, cancelRequested: row.cancel_requested === 1 } : null;
-  }
-
-  /** Deletes a never-delivered scheduled message; false when there is none. */
-  cancel(queue: string, seq: number): boolean {
-    return this.cancelRow.run(seq, queue).changes > 0;
   }
 }

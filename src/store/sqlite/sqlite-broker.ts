@@ -1,28 +1,19 @@
 import { statSync } from "node:fs";
 import type { Broker } from "../../contract/broker.js";
 import { type ConsumeHandler, type ConsumeOptions, type Consumer, consume } from "../../contract/consume.js";
-import {
-  AlreadyExistsError,
-  ClosedError,
-  InvalidArgumentError,
-  NameConflictError,
-  NotFoundError,
-} from "../../contract/errors.js";
-import type { DebouncedSend, DebounceOptions, Dependency, FlowNode } from "../../contract/job-service.js";
+import { ClosedError, InvalidArgumentError, NotFoundError } from "../../contract/errors.js";
+import type { Dependency, FlowNode } from "../../contract/job-service.js";
 import { type Logger, stderrLogger } from "../../contract/logger.js";
 import { messageOf } from "../../contract/message-of.js";
-import type { Delivery, PublishResult } from "../../contract/topic-service.js";
 import type { BrokerStatus, Message, OutgoingMessage, Readiness, SendOptions } from "../../contract/types.js";
 import type { Clock } from "../../core/clock.js";
 import { systemClock } from "../../core/clock.js";
 import { CoreBroker } from "../../core/core-broker.js";
 import { type DlqBounds, NO_DLQ_BOUNDS } from "../../core/dlq-bounds.js";
-import { byCreation, taskDelivery } from "../../core/fanout.js";
-import { compileFilter, filterMessage } from "../../core/filters.js";
+import { compileFilter } from "../../core/filters.js";
 import { type PreparedFlowNode, prepareFlow, waitingNodes } from "../../core/flow-input.js";
 import type { Loops } from "../../core/loops.js";
 import type { MaintenanceResult } from "../../core/maintenance-result.js";
-import { checkDebounce } from "../../core/metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
 import {
@@ -33,21 +24,18 @@ import {
   type Verb,
   type WriteScope,
 } from "../../core/port.js";
-import type { Target } from "../../core/subscription-rows.js";
-import { integer, nonNegativeDuration, requireName, seqNumber } from "../../core/validate.js";
+import { seqNumber } from "../../core/validate.js";
 import type { Claimed } from "../../core/verbs/claim.js";
 import { recoverLeases } from "../../core/verbs/maintenance.js";
+import { type SendAt, type Sent, sendAt, send as sendVerb } from "../../core/verbs/send.js";
 import { type Take, Waiters } from "../../core/waiters.js";
 import type { WriteContext } from "../../core/write-context.js";
-import type { FilterMessage } from "../../filter/index.js";
 import { VERSION } from "../../version.js";
 import { type CheckpointedFile, checkpointInBackground } from "./checkpointer.js";
 import { SqliteClaimOps } from "./claim.js";
 import { isMemoryPath, normalizePath, openDatabase, type SqliteDatabase } from "./database.js";
-import { DebounceWindows } from "./debounce-windows.js";
 import { Dependencies } from "./dependencies.js";
 import { SqliteFlowOps } from "./flow-ops.js";
-import { type InsertTiming, MessageInserter, type RowToInsert } from "./insert.js";
 import { SqliteNamedLockOps } from "./locks.js";
 import { reclaimFreePages, SqliteMaintenanceOps } from "./maintenance.js";
 import { SqliteRecordOps } from "./message-records.js";
@@ -55,6 +43,7 @@ import { LATEST_SCHEMA_VERSION } from "./migrations/index.js";
 import { SqliteQueueOps } from "./queue-ops.js";
 import { QueueRegistry } from "./queue-registry.js";
 import { fileReadiness } from "./readiness.js";
+import { SqliteSendOps } from "./send.js";
 import { SequenceNumbers } from "./sequence-numbers.js";
 import { SqliteSettleOps } from "./settle.js";
 import { mapSqliteError } from "./sqlite-errors.js";
@@ -100,28 +89,8 @@ export interface Transaction {
 
 export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
 
-/** The outcome of sending one batch: a seq per message, 0 for none. */
 /** `PRAGMA synchronous` values by number. */
 const SYNC_NAMES = ["off", "normal", "full", "extra"];
-
-interface SendOutcome {
-  seqs: number[];
-  /** The queues the send made rows claimable in, and how many (a hand-off takes no more). */
-  activated: Map<string, number>;
-  scheduledFor: number[];
-  /** Messages stored per queue (for the sent counters). */
-  stored: Map<string, number>;
-  /** Per message: what a publish to a topic made of it. */
-  published: PublishResult[];
-  /** Filters that failed at run time (logged once the send commits, so a replayed group logs once). */
-  filterFailures: { topic: string; subscription: string; err: string }[];
-}
-
-/** A single-message send whose id was seen with another body within the dedup window. */
-const dedupConflict = () =>
-  new AlreadyExistsError(
-    "mqlite: a message with this id and a different body was sent within the dedup window",
-  );
 
 /**
  * The embedded engine: the `Broker` contract over one SQLite file, plus what only an in-process
@@ -137,7 +106,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
   private readonly topicLog: TopicLog;
   private readonly ids: SequenceNumbers;
   private readonly topicIds: SequenceNumbers;
-  private readonly inserter: MessageInserter;
   private readonly claimOps: SqliteClaimOps;
   private readonly settleOps: SqliteSettleOps;
   private readonly ops: Ops;
@@ -189,7 +157,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
     this.ids = new SequenceNumbers(this.db, "messages");
     this.topicIds = new SequenceNumbers(this.db, "topic_messages");
     this.topicLog = new TopicLog(this.db, this.topicIds);
-    this.inserter = new MessageInserter(this.db, this.ids);
     this.claimOps = new SqliteClaimOps(this.db, this.queues);
     this.settleOps = new SqliteSettleOps(this.db, this.queues);
     this.maintenanceOps = new SqliteMaintenanceOps(this.db, this.ids, this.queues, this.topicLog);
@@ -198,7 +165,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
     this.ops = {
       settle: this.settleOps,
       claim: this.claimOps,
-      send: {},
+      send: new SqliteSendOps(this.db, this.ids, this.queues, this.subscriptions, this.topicLog),
       queues: new SqliteQueueOps(this.db, this.queues, this.subscriptions, this.topicLog),
       topics: new SqliteTopicOps(this.db, this.topicLog, this.queues, this.subscriptions),
       maintenance: this.maintenanceOps,
@@ -316,6 +283,12 @@ export class SqliteBroker extends CoreBroker implements Broker {
       settled: (seqs) => this.notifySettled(ctx, [...seqs]),
       completed: (queue, n) => this.countCompleted(ctx, queue, n),
       leased: (at) => this.loops.armReaper(at),
+      sent: (queue, n) =>
+        ctx.afterCommit(() => this.sentCounts.set(queue, (this.sentCounts.get(queue) ?? 0) + n)),
+      filterFailed: (f) =>
+        ctx.afterCommit(() =>
+          this.logger.warn(f, "filter failed at run time; message not routed to this subscription"),
+        ),
     };
   }
 
@@ -337,10 +310,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
     return this.sentCounts.get(queue) ?? 0;
   }
 
-  private countSent(out: SendOutcome): void {
-    for (const [queue, n] of out.stored) this.sentCounts.set(queue, (this.sentCounts.get(queue) ?? 0) + n);
-  }
-
   private countCompleted(ctx: WriteContext, queue: string, n: number): void {
     if (n > 0)
       ctx.afterCommit(() => this.completedCounts.set(queue, (this.completedCounts.get(queue) ?? 0) + n));
@@ -348,207 +317,15 @@ export class SqliteBroker extends CoreBroker implements Broker {
 
   // --- sending ----------------------------------------------------------------------------------
 
-  send(
-    queue: string,
-    messages: OutgoingMessage | OutgoingMessage[],
-    options: SendOptions = {},
-  ): Promise<number[]> {
-    let prepared: PreparedMessage[];
-    let scheduledAt: number;
-    let ttlMs: number;
-    try {
-      scheduledAt = integer(options.scheduledAt, "scheduled_enqueue_time_ms");
-      if (scheduledAt < 0)
-        throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must not be negative");
-      ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
-      prepared = prepareMessages(messages, this.maxMessageBytes);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    if (prepared.length === 0) return Promise.resolve([]);
-    return this.write((ctx, now) => this.sendIn(ctx, queue, prepared, scheduledAt, ttlMs, now).seqs);
-  }
-
-  schedule(
-    queue: string,
-    messages: OutgoingMessage | OutgoingMessage[],
-    scheduledAt: number,
-    options: Omit<SendOptions, "scheduledAt"> = {},
-  ): Promise<number[]> {
-    return this.send(queue, messages, { ...options, scheduledAt });
-  }
-
-  /** Sends inside a write and arranges what follows its commit: wake-ups, the scheduler, counters, warnings. */
+  /** Runs the send verb inside a write (the embedded `tx` and the flow and debounce verbs). */
   private sendIn(
     ctx: WriteContext,
-    name: string,
-    messages: PreparedMessage[],
-    scheduledAt: number,
-    ttlMs: number,
     now: number,
-  ): SendOutcome {
-    const out = this.sendPrepared(name, messages, scheduledAt, ttlMs, now);
-    this.wake(ctx, [...out.activated.keys()], now, out.activated);
-    ctx.afterCommit(() => {
-      for (const at of out.scheduledFor) this.loops.armScheduler(at);
-      this.countSent(out);
-      for (const f of out.filterFailures) {
-        this.logger.warn(f, "filter failed at run time; message not routed to this subscription");
-      }
-    });
-    return out;
-  }
-
-  /**
-   * The one publish path, inside the write transaction: a plain queue stores each message; a topic
-   * fans each message out to its matching subscriptions (a copy per queue subscription, a job per
-   * task subscription) and stores it once in its log when an active log subscription takes it or
-   * the topic is declared.
-   */
-  private sendPrepared(
-    name: string,
+    queue: string,
     messages: PreparedMessage[],
-    scheduledAt: number,
-    ttlMs: number,
-    now: number,
-  ): SendOutcome {
-    if (scheduledAt > 0 && scheduledAt <= now) {
-      throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must be in the future");
-    }
-    const visibleAt = scheduledAt > 0 ? scheduledAt : now;
-    const targets = this.subscriptions.targets(name);
-    const declared = targets || !this.queues.get(name) ? this.topicLog.declared(name) : undefined;
-    const single = messages.length === 1;
-    const out: SendOutcome = {
-      seqs: [],
-      activated: new Map(),
-      scheduledFor: [],
-      stored: new Map(),
-      published: [],
-      filterFailures: [],
-    };
-    const timing = { now, visibleAt, ttlMs };
-    const isTopic = targets !== undefined || declared !== undefined;
-    if (!isTopic) return this.sendToQueue(name, messages, timing, out);
-    for (const m of messages) {
-      const at = m.delayMs > 0 ? { ...timing, visibleAt: Math.max(visibleAt, now + m.delayMs) } : timing;
-      const result: PublishResult = { deliveries: [] };
-      // The copies the subscriptions take, in their order; then stored together.
-      const copies: (RowToInsert & { kind: "queue" | "task"; sub: string })[] = [];
-      let toLog = false;
-      // One filter input per message: the subscriptions' filters share its decoded body.
-      const input = filterMessage(m, now, at.visibleAt);
-      for (const t of targets ?? []) {
-        if (!this.accepts(t, input, out)) continue;
-        if (t.kind === "queue") {
-          copies.push({ queue: this.queues.require(t.name), m, t: at, kind: "queue", sub: t.name });
-        } else if (t.kind === "task") {
-          const qName = t.queue ?? "";
-          if (!this.queues.get(qName)) this.queues.upsert(qName, undefined, now);
-          const origin = { topic: name, subscription: t.name };
-          const copy = taskDelivery(m, t);
-          copies.push({
-            queue: this.queues.require(qName),
-            m: copy,
-            t: at,
-            origin,
-            kind: "task",
-            sub: t.name,
-          });
-        } else toLog = true;
-      }
-      const many = copies.length > 1 ? this.inserter.insertRows(copies) : undefined;
-      let slot = 0;
-      let conflict = false;
-      copies.forEach((c, i) => {
-        const r = many ? many[i]! : this.inserter.insert(c.queue, c.m, c.t, c.origin);
-        if (r.kind === "conflict") {
-          conflict = true;
-          return;
-        }
-        slot = r.seq;
-        const d: Delivery = { subscription: c.sub, kind: c.kind, queue: c.queue.name, seqNumber: r.seq };
-        if (r.kind === "duplicate") d.duplicate = true;
-        result.deliveries.push(d);
-        if (r.kind === "inserted") {
-          out.stored.set(c.queue.name, (out.stored.get(c.queue.name) ?? 0) + 1);
-          if (r.state === "active")
-            out.activated.set(c.queue.name, (out.activated.get(c.queue.name) ?? 0) + 1);
-          else out.scheduledFor.push(r.visibleAt);
-        }
-      });
-      if (toLog || declared) {
-        let expiresAt = ttlMs > 0 ? now + ttlMs : 0;
-        if (
-          expiresAt === 0 &&
-          !toLog &&
-          declared?.retention_ms !== null &&
-          declared?.retention_ms !== undefined
-        ) {
-          expiresAt = now + declared.retention_ms;
-        }
-        result.logId = this.topicLog.append(name, m, now, expiresAt);
-      }
-      if (single && conflict && slot === 0) throw dedupConflict();
-      out.seqs.push(slot);
-      if (targets) byCreation(result.deliveries, targets);
-      out.published.push(result);
-    }
-    return out;
-  }
-
-  /**
-   * A send to a plain queue: the per-message work of a send, without fan-out's bookkeeping (and no
-   * `published`: only a publish reads it, and a publish to a queue is refused).
-   */
-  private sendToQueue(
-    name: string,
-    messages: PreparedMessage[],
-    timing: InsertTiming,
-    out: SendOutcome,
-  ): SendOutcome {
-    const q = this.queues.get(name);
-    if (!q) throw new NotFoundError("mqlite: queue not found");
-    const at = (m: PreparedMessage): InsertTiming =>
-      m.delayMs > 0 ? { ...timing, visibleAt: Math.max(timing.visibleAt, timing.now + m.delayMs) } : timing;
-    const many =
-      messages.length > 1
-        ? this.inserter.insertRows(messages.map((m) => ({ queue: q, m, t: at(m) })))
-        : undefined;
-    let stored = 0;
-    for (let i = 0; i < messages.length; i++) {
-      const r = many ? many[i]! : this.inserter.insert(q, messages[i]!, at(messages[i]!));
-      if (r.kind === "conflict") {
-        if (messages.length === 1) throw dedupConflict();
-        out.seqs.push(0);
-      } else {
-        out.seqs.push(r.seq);
-        if (r.kind === "inserted") {
-          stored++;
-          if (r.state === "scheduled") out.scheduledFor.push(r.visibleAt);
-        }
-      }
-    }
-    if (stored > 0) out.stored.set(name, stored);
-    if (stored > out.scheduledFor.length) out.activated.set(name, stored - out.scheduledFor.length);
-    return out;
-  }
-
-  /** Whether a subscription takes a copy: not paused, and its filter says yes (fail-closed). */
-  private accepts(t: Target, input: FilterMessage, out: SendOutcome): boolean {
-    if (t.paused) return false;
-    if (!t.filter) return true;
-    return t.filter.matches(input, (err) =>
-      out.filterFailures.push({ topic: t.topic, subscription: t.name, err: err.message }),
-    );
-  }
-
-  cancel(queue: string, seq: number): Promise<void> {
-    return this.write(() => {
-      if (!this.settleOps.cancel(queue, seqNumber(seq))) {
-        throw new NotFoundError("mqlite: no scheduled, never-delivered message with that seq_number");
-      }
-    });
+    at: SendAt,
+  ): Sent {
+    return runSync(sendVerb({ now, effects: this.effectsOf(ctx, now) }, queue, messages, at), this.ops);
   }
 
   /** Runs the application's SQL and sends in one transaction (the transactional outbox). `fn` is synchronous. */
@@ -558,10 +335,9 @@ export class SqliteBroker extends CoreBroker implements Broker {
         const t: Transaction = {
           db: this.db,
           send: (queue, messages, options = {}) => {
-            const scheduledAt = integer(options.scheduledAt, "scheduled_enqueue_time_ms");
-            const ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
+            const at = sendAt(options);
             const prepared = prepareMessages(messages, this.maxMessageBytes);
-            return this.sendIn(ctx, queue, prepared, scheduledAt, ttlMs, now).seqs;
+            return this.sendIn(ctx, now, queue, prepared, at).seqs;
           },
         };
         return fn(t);
@@ -591,27 +367,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
   // --- topics -----------------------------------------------------------------------------------
 
   // --- job topics (TopicService) -----------------------------------------------------------------
-
-  publish(topic: string, message: OutgoingMessage, options: SendOptions = {}): Promise<PublishResult> {
-    let prepared: PreparedMessage[];
-    let scheduledAt: number;
-    let ttlMs: number;
-    try {
-      requireName(topic, "topic");
-      scheduledAt = integer(options.scheduledAt, "scheduled_enqueue_time_ms");
-      if (scheduledAt < 0)
-        throw new InvalidArgumentError("mqlite: scheduled_enqueue_time_ms must not be negative");
-      ttlMs = nonNegativeDuration(options.ttlMs, "ttl_ms");
-      if (Array.isArray(message)) throw new InvalidArgumentError("mqlite: publish takes one message");
-      prepared = prepareMessages(message, this.maxMessageBytes);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((ctx, now) => {
-      if (this.queues.get(topic)) throw new NameConflictError(`mqlite: "${topic}" is a queue, not a topic`);
-      return this.sendIn(ctx, topic, prepared, scheduledAt, ttlMs, now).published[0]!;
-    });
-  }
 
   // --- the job face's capabilities (JobService) ------------------------------------------------
 
@@ -715,8 +470,8 @@ export class SqliteBroker extends CoreBroker implements Broker {
       for (const [i, n] of prepared.entries()) {
         if (this.queues.get(n.queue)?.kind !== "queue")
           throw new NotFoundError(`mqlite: queue not found: ${n.queue}`);
-        const out = this.sendIn(ctx, n.queue, [n.message], 0, 0, now);
-        if (out.stored.size === 0)
+        const out = this.sendIn(ctx, now, n.queue, [n.message], { scheduledAt: 0, ttlMs: 0 });
+        if (out.stored === 0)
           throw new InvalidArgumentError("mqlite: a flow node matched a live message (unique key or dedup)");
         const seq = out.seqs[0]!;
         seqs.push(seq);
@@ -760,37 +515,4 @@ export class SqliteBroker extends CoreBroker implements Broker {
   }
 
   // --- debounced sends ---------------------------------------------------------------------------
-
-  private windows: DebounceWindows | undefined;
-
-  private get debounceWindows(): DebounceWindows {
-    this.windows ??= new DebounceWindows(this.db);
-    return this.windows;
-  }
-
-  sendDebounced(queue: string, message: OutgoingMessage, options: DebounceOptions): Promise<DebouncedSend> {
-    let d: Required<DebounceOptions>;
-    let m: PreparedMessage;
-    try {
-      d = checkDebounce(options);
-      m = { ...prepareMessages(message, this.maxMessageBytes)[0]!, delayMs: 0, uniqueKey: null };
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.write((ctx, now) => {
-      if (this.queues.get(queue)?.kind !== "queue")
-        throw new NotFoundError(`mqlite: queue not found: ${queue}`);
-      const moved = this.debounceWindows.slide(queue, d, m.body, now);
-      if (moved) {
-        ctx.afterCommit(() => this.loops.armScheduler(moved.at));
-        return { seqNumber: moved.seq, created: false };
-      }
-      const out = this.sendIn(ctx, queue, [m], now + d.windowMs, 0, now);
-      if (out.stored.size === 0)
-        throw new InvalidArgumentError("mqlite: a debounced send matched a live message (dedup)");
-      const seq = out.seqs[0]!;
-      this.debounceWindows.opened(queue, d.key, seq, now);
-      return { seqNumber: seq, created: true };
-    });
-  }
 }
