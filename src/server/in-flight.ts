@@ -4,17 +4,15 @@ import type { Server } from "node:http";
 export class InFlight {
   private count = 0;
   private waiters: (() => void)[] = [];
-  /** One listener shared by every response (a response closes once): no closure per request. */
-  private readonly ended = () => {
-    this.count--;
-    if (this.count === 0) for (const wake of this.waiters.splice(0)) wake();
-  };
 
   /** Counts every request of `server`. */
   track(server: Server): void {
     server.on("request", (_req, res) => {
       this.count++;
-      res.on("close", this.ended);
+      res.once("close", () => {
+        this.count--;
+        if (this.count === 0) for (const wake of this.waiters.splice(0)) wake();
+      });
     });
   }
 

@@ -54,13 +54,13 @@ const streamLimit = bodyLimit({ maxSize: MAX_REQUEST_BYTES, onError: (c) => tooL
  */
 async function withinBodyLimit(
   c: Context<ServerEnv>,
-  answer: (c: Context<ServerEnv>, length: number | undefined) => Promise<Response>,
+  answer: (c: Context<ServerEnv>) => Promise<Response>,
 ): Promise<Response> {
   const length = declaredLength(c);
-  if (length !== undefined) return length > MAX_REQUEST_BYTES ? tooLarge(c) : answer(c, length);
+  if (length !== undefined) return length > MAX_REQUEST_BYTES ? tooLarge(c) : answer(c);
   let answered: Response | undefined;
   const limited = await streamLimit(c, async () => {
-    answered = await answer(c, undefined);
+    answered = await answer(c);
   });
   return limited ?? answered!;
 }
@@ -132,7 +132,7 @@ function rpcHandler(
     note(c, { rpc });
     try {
       if (c.req.method !== "POST") return errorJson(c, new UnimplementedError("POST required"));
-      return route.request ? await withinBodyLimit(c, run) : await run(c, undefined);
+      return route.request ? await withinBodyLimit(c, run) : await run(c);
     } finally {
       observe((performance.now() - started) / 1000);
     }
@@ -177,19 +177,16 @@ function endpoint(
   name: RouteName,
   state: ServerState,
   metrics: ServerMetrics,
-): (c: Context<ServerEnv>, contentLength: number | undefined) => Promise<Response> {
+): (c: Context<ServerEnv>) => Promise<Response> {
   const route = ROUTES[name] as RpcRoute;
   const handle = handlers[name] as Handler<RouteName>;
   const wantsSignal = LONG_POLLS.has(name);
-  return async (c, contentLength) => {
+  return async (c) => {
     try {
       // ListQueues, ListSubscriptions and Status never read the body, as the original.
-      let req: unknown;
-      if (route.request) {
-        const decoded = decode(route.request, await bodyText(c, contentLength));
-        // Only a large body decodes in slices: a small one costs no extra turn.
-        req = decoded instanceof Promise ? await decoded : decoded;
-      }
+      const req = route.request
+        ? await decode(route.request, await bodyText(c, declaredLength(c)))
+        : undefined;
       // A long-poll that will park holds a connection and a waiter: there is a cap on them.
       const parks = wantsSignal && ((req as { wait_time_ms?: number | null }).wait_time_ms ?? 0) > 0;
       const slot = parks ? state.longPolls.park(c) : undefined;
