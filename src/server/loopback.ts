@@ -8,5 +8,8 @@ loopback.addAddress("::1", "ipv6");
 export function isLoopback(host: string): boolean {
   if (host.toLowerCase() === "localhost") return true;
   const family = isIP(host);
-  return family !== 0 && loopback.check(host, family === 6 ? "ipv6" : "ipv4");
+  // `isIP` takes dotted decimal only (no octal or short forms), so 127.0.0.0/8 is the prefix "127.":
+  // every request's Host is checked, and `BlockList.check` builds a SocketAddress per call.
+  if (family === 4) return host.startsWith("127.");
+  return family === 6 && loopback.check(host, "ipv6");
 }

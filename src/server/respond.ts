@@ -59,6 +59,8 @@ const SLICE_MS = 4;
  */
 function slicedAnswer(body: unknown): ReadableStream<Uint8Array> | string | undefined {
   if (body === null || typeof body !== "object" || Array.isArray(body)) return undefined;
+  // Most answers (a Send's one seq number, a settlement's ok) list nothing: no entries to build.
+  if (!Object.values(body).some((v) => Array.isArray(v) && v.length > 1)) return undefined;
   const entries = Object.entries(body).filter(([, v]) => v !== undefined);
   const at = entries.findIndex(([, v]) => Array.isArray(v) && v.length > 1);
   if (at === -1) return undefined;

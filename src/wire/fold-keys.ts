@@ -11,8 +11,20 @@ interface Def {
 
 const defOf = (schema: z.ZodType) => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
+/** `unwrap`'s answers: schemas are fixed, and every key of every request is folded against one. */
+const unwrapped = new WeakMap<z.ZodType, Def>();
+
 /** The schema under optional / nullable / default / pipe wrappers. */
 function unwrap(schema: z.ZodType): Def {
+  let def = unwrapped.get(schema);
+  if (def === undefined) {
+    def = unwrapDef(schema);
+    unwrapped.set(schema, def);
+  }
+  return def;
+}
+
+function unwrapDef(schema: z.ZodType): Def {
   let def = defOf(schema);
   for (;;) {
     if (def.innerType) def = defOf(def.innerType);

@@ -50,6 +50,23 @@ function stringEnd(text: string, open: number): number {
   return -1;
 }
 
+/** Counters of open containers: each level is set as it opens, so no level is read stale. */
+interface Scratch {
+  commas: Int32Array;
+  isArray: Uint8Array;
+}
+let scratch: Scratch = { commas: new Int32Array(0), isArray: new Uint8Array(0) };
+
+/**
+ * The counters for `maxDepth` levels, kept between calls: two typed arrays allocated per request
+ * cost as much as the scan of a small request. The scan is synchronous, so calls never share them.
+ */
+function scratchFor(maxDepth: number): Scratch {
+  if (scratch.commas.length < maxDepth + 1)
+    scratch = { commas: new Int32Array(maxDepth + 1), isArray: new Uint8Array(maxDepth + 1) };
+  return scratch;
+}
+
 /**
  * Refuses a JSON text nested deeper, or holding a longer array or a bigger object, than `caps`
  * allow, before it is parsed: one pass over the text that stops at the first excess, so a body of
@@ -63,8 +80,7 @@ export function refuseOversizedJson(
   lists?: TopLevelList[],
 ): void {
   // Per open container: its separators so far (items are separators + 1) and whether it is an array.
-  const commas = new Int32Array(caps.maxDepth + 1);
-  const isArray = new Uint8Array(caps.maxDepth + 1);
+  const { commas, isArray } = scratchFor(caps.maxDepth);
   let depth = 0;
   let entries = 0;
   let current: TopLevelList | undefined;
