@@ -110,8 +110,11 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
  * (rejects it for a `DeadLetterError`), renews the leases of running handlers, and backs off
  * (exponentially, up to 5 s) while receives fail. Every broker's `consume` is this function.
  */
+/** What the consumer loop needs of a broker. */
+export type ConsumeBroker = Pick<Broker, "receive" | "complete" | "abandon" | "reject" | "renew">;
+
 export function consume(
-  broker: Broker,
+  broker: ConsumeBroker,
   queue: string,
   handler: ConsumeHandler,
   options: ConsumeOptions = {},

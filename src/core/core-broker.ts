@@ -1,3 +1,4 @@
+import { type ConsumeHandler, type ConsumeOptions, type Consumer, consume } from "../contract/consume.js";
 import { InvalidArgumentError, NameConflictError } from "../contract/errors.js";
 import type {
   AttemptError,
@@ -7,8 +8,10 @@ import type {
   DebouncedSend,
   DebounceOptions,
   DeleteSettledOptions,
+  Dependency,
   EventInput,
   EventPage,
+  FlowNode,
   HeartbeatResult,
   MessageLogPage,
   MessageRecord,
@@ -64,7 +67,7 @@ import type { Clock } from "./clock.js";
 import type { DlqBounds } from "./dlq-bounds.js";
 import { DEFAULT_VISIBILITY_MS, EPHEMERAL_GRACE_MS, EPHEMERAL_LIVENESS_MS } from "./fanout.js";
 import { checkFilter, testFilter } from "./filters.js";
-import { checkEvents, checkLogLines, eventLimit, logPage } from "./flow-input.js";
+import { checkEvents, checkLogLines, eventLimit, logPage, prepareFlow } from "./flow-input.js";
 import { validateGates } from "./gates.js";
 import { leaseCap } from "./lease.js";
 import { DEFAULT_WORKER_STALE_MS, MAX_WAIT_MS } from "./limits.js";
@@ -89,6 +92,7 @@ import {
 } from "./validate.js";
 import * as claim from "./verbs/claim.js";
 import * as deadLetters from "./verbs/dead-letters.js";
+import * as dependencies from "./verbs/dependencies.js";
 import * as flows from "./verbs/flows.js";
 import * as maintenance from "./verbs/maintenance.js";
 import * as namedLocks from "./verbs/named-locks.js";
@@ -329,6 +333,38 @@ export abstract class CoreBroker {
   /** Runs a send or publish in a write (a dialect may retry one that met a stale view). */
   protected sendWrite<T>(verb: (w: WriteScope) => Verb<T>): Promise<T> {
     return this.dialect.write(verb);
+  }
+
+  /** Sends a flow: its jobs, with parents held until their children settle (see `verbs/dependencies.ts`). */
+  sendFlow(nodes: FlowNode[]): Promise<number[]> {
+    return this.guard(() => {
+      const prepared = prepareFlow(nodes, this.maxMessageBytes);
+      return this.dialect.write((w) => dependencies.sendFlow(w, prepared));
+    });
+  }
+
+  /**
+   * Releases the parents of these settled children (or, without a list, of every settled child
+   * whose dependency is still open: the sweep, which finds them with a read so that an idle sweep
+   * writes nothing).
+   */
+  async releaseDependents(seqNumbers?: number[]): Promise<number> {
+    let children: number[];
+    if (seqNumbers !== undefined) {
+      if (!Array.isArray(seqNumbers)) throw new InvalidArgumentError("mqlite: seq_numbers must be a list");
+      children = seqNumbers.map(seqNumber);
+    } else {
+      children = await this.dialect.read(() => dependencies.settledChildren());
+    }
+    if (children.length === 0) return 0;
+    return this.dialect.write((w) => dependencies.releaseDependents(w, children));
+  }
+
+  dependencies(seq: number): Promise<Dependency[]> {
+    return this.guard(() => {
+      const s = seqNumber(seq);
+      return this.dialect.read(() => dependencies.dependencies(s));
+    });
   }
 
   // (end of send)
@@ -748,6 +784,11 @@ export abstract class CoreBroker {
   }
 
   // (end of flows)
+
+  /** The consumer loop (one implementation for every broker: contract/consume.ts). */
+  consume(queue: string, handler: ConsumeHandler, options?: ConsumeOptions): Consumer {
+    return consume(this, queue, handler, options);
+  }
 
   /** Runs `fn`, turning a synchronous throw (refused input) into a rejected promise. */
   protected guard<T>(fn: () => Promise<T>): Promise<T> {

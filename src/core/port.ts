@@ -1,4 +1,5 @@
 import type { ClaimOps } from "./verbs/claim.js";
+import type { DependencyOps } from "./verbs/dependencies.js";
 import type { FlowOps } from "./verbs/flows.js";
 import type { MaintenanceOps } from "./verbs/maintenance.js";
 import type { NamedLockOps } from "./verbs/named-locks.js";
@@ -26,6 +27,7 @@ export interface Ops {
   workers: WorkerOps;
   locks: NamedLockOps;
   flows: FlowOps;
+  dependencies: DependencyOps;
 }
 
 /** The asynchronous form of a family of statements (how PostgreSQL implements it). */

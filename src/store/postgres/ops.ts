@@ -2,6 +2,7 @@ import type { Async, Ops } from "../../core/port.js";
 
 import { PgClaimOps, type PgClaimShared } from "./claim.js";
 import type { Conn } from "./db.js";
+import { PgDependencyOps } from "./dependencies.js";
 import { PgFlowOps } from "./flow-ops.js";
 import { PgMaintenanceOps } from "./maintenance.js";
 import { PgNamedLockOps } from "./named-locks.js";
@@ -72,6 +73,10 @@ class ConnectionOps implements PgOps {
 
   get locks(): PgNamedLockOps {
     return new PgNamedLockOps(this.c);
+  }
+
+  get dependencies(): PgDependencyOps {
+    return new PgDependencyOps(this.c);
   }
 
   get flows(): PgFlowOps {

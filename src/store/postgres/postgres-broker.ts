@@ -1,7 +1,5 @@
 import type { Broker } from "../../contract/broker.js";
-import { type ConsumeHandler, type ConsumeOptions, type Consumer, consume } from "../../contract/consume.js";
-import { ClosedError, InternalError, InvalidArgumentError, NotFoundError } from "../../contract/errors.js";
-import type { Dependency, FlowNode } from "../../contract/job-service.js";
+import { ClosedError, InternalError, NotFoundError } from "../../contract/errors.js";
 import { type Logger, stderrLogger } from "../../contract/logger.js";
 import { messageOf } from "../../contract/message-of.js";
 import type { BrokerStatus, Message, OutgoingMessage, Readiness, SendOptions } from "../../contract/types.js";
@@ -10,19 +8,16 @@ import { systemClock } from "../../core/clock.js";
 import { CoreBroker } from "../../core/core-broker.js";
 import { type DlqBounds, NO_DLQ_BOUNDS } from "../../core/dlq-bounds.js";
 import { compileFilter } from "../../core/filters.js";
-import { prepareFlow, waitingNodes } from "../../core/flow-input.js";
 import type { Loops } from "../../core/loops.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
 import { type Dialect, type Effects, runAsync, type Verb, type WriteScope } from "../../core/port.js";
-import { seqNumber } from "../../core/validate.js";
 import { recoverLeases } from "../../core/verbs/maintenance.js";
 import { type SendAt, type Sent, sendAt, sendFresh, send as sendVerb } from "../../core/verbs/send.js";
 import { plainSend } from "../../core/verbs/send-rows.js";
 import { Waiters } from "../../core/waiters.js";
 import { VERSION } from "../../version.js";
 import { type Conn, Db } from "./db.js";
-import { PgDependencies } from "./dependencies.js";
 import { migrate } from "./migrate.js";
 import { PG_SCHEMA_VERSION } from "./migrations/index.js";
 import { pgName } from "./names.js";
@@ -403,19 +398,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
     });
   }
 
-  /** The consumer loop (one implementation for every broker: contract/consume.ts). */
-  consume(queue: string, handler: ConsumeHandler, options?: ConsumeOptions): Consumer {
-    return consume(this, queue, handler, options);
-  }
-
-  // --- inspecting and the dead-letter queue -----------------------------------------------------
-
-  // --- topics -----------------------------------------------------------------------------------
-
-  // --- job topics (TopicService) -----------------------------------------------------------------
-
-  // --- the job face's capabilities (JobService) ------------------------------------------------
-
   // --- the broker -------------------------------------------------------------------------------
 
   readiness(): Promise<Readiness> {
@@ -464,56 +446,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
     }
     return this.closing;
   }
-
-  // --- flows -------------------------------------------------------------------------------------
-
-  private readonly dependencyTable = new PgDependencies();
-
-  async sendFlow(nodes: FlowNode[]): Promise<number[]> {
-    const prepared = prepareFlow(nodes, this.maxMessageBytes).map((n) => ({ ...n, queue: pgName(n.queue) }));
-    const waiting = waitingNodes(prepared);
-    return this.write(async (c, now) => {
-      const seqs: number[] = [];
-      for (const [i, n] of prepared.entries()) {
-        const row = await this.queues.get(c, n.queue);
-        if (row?.kind !== "queue") throw new NotFoundError(`mqlite: queue not found: ${n.queue}`);
-        if (row.dedup_window_ms > 0)
-          throw new InvalidArgumentError("mqlite: a flow cannot go to a queue with a dedup window");
-        const sent = await this.sendIn(c, now, n.queue, [n.message], { scheduledAt: 0, ttlMs: 0 });
-        const seq = sent.seqs[0]!;
-        seqs.push(seq);
-        if (waiting.has(i)) await this.dependencyTable.hold(c, seq);
-        if (n.parent !== undefined) await this.dependencyTable.add(c, seq, seqs[n.parent]!, n.failParent);
-      }
-      return seqs;
-    });
-  }
-
-  async releaseDependents(seqNumbers?: number[]): Promise<number> {
-    let children: number[] | undefined;
-    if (seqNumbers !== undefined) {
-      if (!Array.isArray(seqNumbers)) throw new InvalidArgumentError("mqlite: seq_numbers must be a list");
-      children = seqNumbers.map(seqNumber);
-      if (children.length === 0) return 0;
-    } else {
-      // The sweep: find them with a read, so that an idle sweep writes nothing.
-      children = await this.read((c) => this.dependencyTable.settledChildren(c));
-      if (children.length === 0) return 0;
-    }
-    return this.write(async (c, now) => {
-      const out = await this.dependencyTable.release(c, children, now);
-      if (out.activated.size > 0) this.wakeLocal(c, { activated: out.activated, scheduledFor: [] });
-      this.notifySettled(c, out.failed);
-      return out.failed.length + out.activated.size;
-    });
-  }
-
-  async dependencies(seq: number): Promise<Dependency[]> {
-    const s = seqNumber(seq);
-    return this.read((c) => this.dependencyTable.list(c, s));
-  }
-
-  // --- debounced sends ---------------------------------------------------------------------------
 }
 
 /**

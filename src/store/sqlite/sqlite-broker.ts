@@ -1,8 +1,6 @@
 import { statSync } from "node:fs";
 import type { Broker } from "../../contract/broker.js";
-import { type ConsumeHandler, type ConsumeOptions, type Consumer, consume } from "../../contract/consume.js";
-import { ClosedError, InvalidArgumentError, NotFoundError } from "../../contract/errors.js";
-import type { Dependency, FlowNode } from "../../contract/job-service.js";
+import { ClosedError } from "../../contract/errors.js";
 import { type Logger, stderrLogger } from "../../contract/logger.js";
 import { messageOf } from "../../contract/message-of.js";
 import type { BrokerStatus, Message, OutgoingMessage, Readiness, SendOptions } from "../../contract/types.js";
@@ -11,7 +9,6 @@ import { systemClock } from "../../core/clock.js";
 import { CoreBroker } from "../../core/core-broker.js";
 import { type DlqBounds, NO_DLQ_BOUNDS } from "../../core/dlq-bounds.js";
 import { compileFilter } from "../../core/filters.js";
-import { type PreparedFlowNode, prepareFlow, waitingNodes } from "../../core/flow-input.js";
 import type { Loops } from "../../core/loops.js";
 import type { MaintenanceResult } from "../../core/maintenance-result.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
@@ -24,7 +21,6 @@ import {
   type Verb,
   type WriteScope,
 } from "../../core/port.js";
-import { seqNumber } from "../../core/validate.js";
 import type { Claimed } from "../../core/verbs/claim.js";
 import { recoverLeases } from "../../core/verbs/maintenance.js";
 import { type SendAt, type Sent, sendAt, send as sendVerb } from "../../core/verbs/send.js";
@@ -34,7 +30,7 @@ import { VERSION } from "../../version.js";
 import { type CheckpointedFile, checkpointInBackground } from "./checkpointer.js";
 import { SqliteClaimOps } from "./claim.js";
 import { isMemoryPath, normalizePath, openDatabase, type SqliteDatabase } from "./database.js";
-import { Dependencies } from "./dependencies.js";
+import { SqliteDependencyOps } from "./dependencies.js";
 import { SqliteFlowOps } from "./flow-ops.js";
 import { SqliteNamedLockOps } from "./locks.js";
 import { reclaimFreePages, SqliteMaintenanceOps } from "./maintenance.js";
@@ -173,6 +169,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
       workers: new SqliteWorkerOps(this.db),
       locks: this.locks,
       flows: new SqliteFlowOps(this.db),
+      dependencies: new SqliteDependencyOps(this.db),
     };
     this.writer = new Writer(
       this.db,
@@ -357,19 +354,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
     });
   }
 
-  /** The consumer loop (one implementation for every broker: contract/consume.ts). */
-  consume(queue: string, handler: ConsumeHandler, options?: ConsumeOptions): Consumer {
-    return consume(this, queue, handler, options);
-  }
-
-  // --- inspecting and the dead-letter queue -----------------------------------------------------
-
-  // --- topics -----------------------------------------------------------------------------------
-
-  // --- job topics (TopicService) -----------------------------------------------------------------
-
-  // --- the job face's capabilities (JobService) ------------------------------------------------
-
   // --- the broker -------------------------------------------------------------------------------
 
   readiness(): Promise<Readiness> {
@@ -447,72 +431,4 @@ export class SqliteBroker extends CoreBroker implements Broker {
     }
     return this.closing;
   }
-
-  // --- flows -------------------------------------------------------------------------------------
-
-  private flowDeps: Dependencies | undefined;
-
-  private get dependencyTable(): Dependencies {
-    this.flowDeps ??= new Dependencies(this.db);
-    return this.flowDeps;
-  }
-
-  sendFlow(nodes: FlowNode[]): Promise<number[]> {
-    let prepared: PreparedFlowNode[];
-    try {
-      prepared = prepareFlow(nodes, this.maxMessageBytes);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    const waiting = waitingNodes(prepared);
-    return this.write((ctx, now) => {
-      const seqs: number[] = [];
-      for (const [i, n] of prepared.entries()) {
-        if (this.queues.get(n.queue)?.kind !== "queue")
-          throw new NotFoundError(`mqlite: queue not found: ${n.queue}`);
-        const out = this.sendIn(ctx, now, n.queue, [n.message], { scheduledAt: 0, ttlMs: 0 });
-        if (out.stored === 0)
-          throw new InvalidArgumentError("mqlite: a flow node matched a live message (unique key or dedup)");
-        const seq = out.seqs[0]!;
-        seqs.push(seq);
-        if (waiting.has(i)) this.dependencyTable.hold(seq);
-        if (n.parent !== undefined) this.dependencyTable.add(seq, seqs[n.parent]!, n.failParent);
-      }
-      return seqs;
-    });
-  }
-
-  releaseDependents(seqNumbers?: number[]): Promise<number> {
-    let children: number[] | undefined;
-    try {
-      if (seqNumbers !== undefined) {
-        if (!Array.isArray(seqNumbers)) throw new InvalidArgumentError("mqlite: seq_numbers must be a list");
-        children = seqNumbers.map(seqNumber);
-        if (children.length === 0) return Promise.resolve(0);
-      }
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    if (children === undefined) {
-      // The sweep: find them with a read, so that an idle sweep never takes the writer.
-      return this.read(() => this.dependencyTable.settledChildren()).then((found) =>
-        found.length > 0 ? this.releaseDependents(found) : 0,
-      );
-    }
-    const list = children;
-    return this.write((ctx, now) => {
-      const out = this.dependencyTable.release(list, now);
-      if (out.activated.size > 0) this.wake(ctx, [...out.activated.keys()], now, out.activated);
-      this.notifySettled(ctx, out.failed);
-      let n = out.failed.length;
-      for (const c of out.activated.values()) n += c;
-      return n;
-    });
-  }
-
-  dependencies(seq: number): Promise<Dependency[]> {
-    return this.read(() => this.dependencyTable.list(seqNumber(seq)));
-  }
-
-  // --- debounced sends ---------------------------------------------------------------------------
 }
