@@ -785,6 +785,14 @@ export abstract class CoreBroker {
 
   // (end of flows)
 
+  /** Wakes `awaitSettled` for these messages once the transaction `tx` commits. */
+  protected settleAfterCommit(tx: { afterCommit(fn: () => void): void }, seqs: readonly number[]): void {
+    if (seqs.length === 0) return;
+    tx.afterCommit(() => {
+      for (const s of seqs) this.settledWaiters.notify(String(s));
+    });
+  }
+
   /** The consumer loop (one implementation for every broker: contract/consume.ts). */
   consume(queue: string, handler: ConsumeHandler, options?: ConsumeOptions): Consumer {
     return consume(this, queue, handler, options);

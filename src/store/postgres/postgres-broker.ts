@@ -237,7 +237,7 @@ export class PostgresBroker extends CoreBroker implements Broker {
     return {
       activated: (queue) => this.wakeLocal(c, { activated: [queue], scheduledFor: [] }),
       scheduled: (at) => this.wakeLocal(c, { activated: [], scheduledFor: [at] }),
-      settled: (seqs) => this.notifySettled(c, [...seqs]),
+      settled: (seqs) => this.settleAfterCommit(c, seqs),
       completed: (queue, n) => this.countCompleted(c, queue, n),
       // The leader's reaper arms from what its reaps see (leases of every node).
       leased: () => {},
@@ -386,16 +386,6 @@ export class PostgresBroker extends CoreBroker implements Broker {
       sendVerb({ now, effects: this.effectsOf(c) }, queue, messages, at),
       pgOps(c, this.shared),
     );
-  }
-
-  // --- receiving and settling -------------------------------------------------------------------
-
-  /** Wakes this node's `awaitSettled` for these messages once the transaction commits. */
-  private notifySettled(c: Conn, seqs: number[]): void {
-    if (seqs.length === 0) return;
-    c.afterCommit(() => {
-      for (const s of seqs) this.settledWaiters.notify(String(s));
-    });
   }
 
   // --- the broker -------------------------------------------------------------------------------

@@ -277,7 +277,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
       activated: (queue, count) =>
         this.wake(ctx, [queue], now, count === undefined ? undefined : new Map([[queue, count]])),
       scheduled: (at) => ctx.afterCommit(() => this.loops.armScheduler(at)),
-      settled: (seqs) => this.notifySettled(ctx, [...seqs]),
+      settled: (seqs) => this.settleAfterCommit(ctx, seqs),
       completed: (queue, n) => this.countCompleted(ctx, queue, n),
       leased: (at) => this.loops.armReaper(at),
       sent: (queue, n) =>
@@ -342,16 +342,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
       undefined,
       false,
     );
-  }
-
-  // --- receiving and settling -------------------------------------------------------------------
-
-  /** Wakes `awaitSettled` for these messages once the transaction commits. */
-  private notifySettled(ctx: WriteContext, seqs: number[]): void {
-    if (seqs.length === 0) return;
-    ctx.afterCommit(() => {
-      for (const s of seqs) this.settledWaiters.notify(String(s));
-    });
   }
 
   // --- the broker -------------------------------------------------------------------------------
