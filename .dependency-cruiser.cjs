@@ -27,12 +27,12 @@ module.exports = {
     onlyImports("core", ["contract", "filter"], "Driver-free broker pieces that both dialects share."),
     onlyImports(
       "store/sqlite",
-      ["contract", "core", "filter", "version.ts"],
+      ["contract", "core", "version.ts"],
       "The SQLite dialect: connection, pragmas, migrations, SQL text, transactions; never a broker decision.",
     ),
     onlyImports(
       "store/postgres",
-      ["contract", "core", "filter", "version.ts"],
+      ["contract", "core", "version.ts"],
       "The PostgreSQL dialect: pool, migrations, SQL text, LISTEN/NOTIFY; it never imports the SQLite dialect.",
     ),
     onlyImports("jobs", ["contract", "filter"], "The job face runs on any Broker.", "^src/jobs/index\\.ts$"),

@@ -8,6 +8,9 @@ import { type PreparedMessage, prepareMessages } from "./outgoing.js";
 /** Broker limits on a filter's source and AST. */
 export const FILTER_LIMITS = { maxSourceBytes: 4096, maxNodes: 1000 } as const;
 
+/** A compiled subscription filter (what `compileFilter` gives a dialect to cache). */
+export type { MessageFilter };
+
 const neverMatches = (source: string): MessageFilter => ({
   source,
   matchesAll: false,

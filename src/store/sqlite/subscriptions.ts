@@ -1,5 +1,5 @@
+import type { MessageFilter } from "../../core/filters.js";
 import { type SubscriptionRow, type Target, targetOf } from "../../core/subscription-rows.js";
-import type { MessageFilter } from "../../filter/index.js";
 import type { SqliteDatabase } from "./database.js";
 
 /**
