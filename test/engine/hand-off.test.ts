@@ -20,12 +20,12 @@ function countTransactions(b: SqliteBroker): () => number {
 /** Records the `max` of every claim made inside the broker's next write transaction. */
 function spyClaimsOfNextTransaction(b: SqliteBroker): number[] {
   const transactions = countTransactions(b);
-  const claimer = (b as unknown as { claimer: { claim(...args: unknown[]): unknown } }).claimer;
-  const claim = claimer.claim.bind(claimer);
+  const ops = (b as unknown as { claimOps: { claim(a: { max: number }): unknown } }).claimOps;
+  const claim = ops.claim.bind(ops);
   const maxes: number[] = [];
-  claimer.claim = (...args: unknown[]) => {
-    if (transactions() === 1) maxes.push(args[1] as number);
-    return claim(...args);
+  ops.claim = (a: { max: number }) => {
+    if (transactions() === 1) maxes.push(a.max);
+    return claim(a);
   };
   return maxes;
 }
