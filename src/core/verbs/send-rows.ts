@@ -106,29 +106,42 @@ export function dedupKeys(rows: readonly NewRow[]): (DedupKey | undefined)[] {
  */
 export type Stored = number[];
 
+/** Whether concurrent senders of the row must be ordered (ids in commit order, or a key checked). */
+function ordered(r: NewRow): boolean {
+  return (
+    r.queue.ordering_mode !== "standard" ||
+    r.m.groupId !== null ||
+    r.m.uniqueKey !== null ||
+    r.queue.dedup_window_ms > 0
+  );
+}
+
 /**
- * Stores the rows in order. A row with a unique key answers with the live message holding the key;
- * a row of a queue with a dedup window answers with the message it repeats within the window (or
- * conflicts when the body differs). Runs of rows that need no look are stored together.
+ * Stores the rows in order, after the group rule and the order of concurrent senders. A row with a
+ * unique key answers with the live message holding the key; a row of a queue with a dedup window
+ * answers with the message it repeats within the window (or conflicts when the body differs). Runs
+ * of rows that need no look are stored together.
  */
-export function* storeRows(rows: readonly NewRow[], dedup: readonly (DedupKey | undefined)[]): Verb<Stored> {
+export function* storeRows(rows: readonly NewRow[]): Verb<Stored> {
+  checkGroups(rows);
+  const dedup = dedupKeys(rows);
+  if (rows.some(ordered)) yield (o: Ops) => o.send.serialize(rows, dedup);
   const out: Stored = new Array(rows.length);
+  // Rows from..i-1 need no look: stored together before the next row that does (or at the end).
+  // One loop, no nested generator: this is every send's path.
   let from = 0;
-  function* flush(to: number): Verb<void> {
-    if (to - from === 1) {
-      const r = rows[from]!;
-      out[from] = (yield (o: Ops) => o.send.insert(r)) as number;
-    } else if (to > from) {
-      const run = rows.slice(from, to);
+  for (let i = 0; i <= rows.length; i++) {
+    const r = rows[i];
+    if (r !== undefined && !checked(r)) continue;
+    if (i - from === 1) {
+      const one = rows[from]!;
+      out[from] = (yield (o: Ops) => o.send.insert(one)) as number;
+    } else if (i > from) {
+      const run = from === 0 && i === rows.length ? rows : rows.slice(from, i);
       const ids = (yield (o: Ops) => o.send.insertMany(run)) as number[];
       for (let k = 0; k < ids.length; k++) out[from + k] = ids[k]!;
     }
-    from = to;
-  }
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i]!;
-    if (!checked(r)) continue;
-    yield* flush(i);
+    if (r === undefined) break;
     from = i + 1;
     const q = r.queue.name;
     const uniqueKey = r.m.uniqueKey;
@@ -150,7 +163,6 @@ export function* storeRows(rows: readonly NewRow[], dedup: readonly (DedupKey | 
     }
     out[i] = (yield (o: Ops) => o.send.insert(r, d)) as number;
   }
-  yield* flush(rows.length);
   return out;
 }
 

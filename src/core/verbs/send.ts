@@ -14,10 +14,8 @@ import { integer, nonNegativeDuration } from "../validate.js";
 import type { DebounceOps } from "./send-debounce.js";
 import { type Copy, deliveries, type FilterFailure, route } from "./send-fanout.js";
 import {
-  checkGroups,
   type DedupHit,
   type DedupKey,
-  dedupKeys,
   type NewRow,
   newRow,
   type SendTiming,
@@ -105,31 +103,15 @@ export interface Sent {
   stored: number;
 }
 
-/** Whether concurrent senders of the row must be ordered (ids in commit order, or a key checked). */
-function ordered(r: NewRow): boolean {
-  return (
-    r.queue.ordering_mode !== "standard" ||
-    r.m.groupId !== null ||
-    r.m.uniqueKey !== null ||
-    r.queue.dedup_window_ms > 0
-  );
-}
-
-/** Stores the rows: the group rule, the order of concurrent senders, the unique and dedup checks. */
-function* store(rows: readonly NewRow[]): Verb<Stored> {
-  checkGroups(rows);
-  const dedup = dedupKeys(rows);
-  if (rows.some(ordered)) yield (o: Ops) => o.send.serialize(rows, dedup);
-  return yield* storeRows(rows, dedup);
-}
-
 /**
  * Announces what the rows stored: claimable messages per queue (with how many, so a hand-off takes
  * no more), the earliest scheduled delivery, the sent counters.
  */
 function announce(s: WriteScope, rows: readonly NewRow[], stored: Stored): number {
-  const active = new Map<string, number>();
-  const sent = new Map<string, number>();
+  // Per queue, in first-seen order (arrays, not maps: most sends store into one queue).
+  const queues: string[] = [];
+  const active: number[] = [];
+  const sent: number[] = [];
   let next = Number.POSITIVE_INFINITY;
   let n = 0;
   for (let k = 0; k < rows.length; k++) {
@@ -137,13 +119,20 @@ function announce(s: WriteScope, rows: readonly NewRow[], stored: Stored): numbe
     n++;
     const r = rows[k]!;
     const q = r.queue.name;
-    sent.set(q, (sent.get(q) ?? 0) + 1);
-    if (r.state === "active") active.set(q, (active.get(q) ?? 0) + 1);
+    let j = queues.length - 1;
+    if (j < 0 || queues[j] !== q) {
+      j = queues.indexOf(q);
+      if (j < 0) j = queues.push(q) - 1;
+      active[j] ??= 0;
+      sent[j] ??= 0;
+    }
+    sent[j]!++;
+    if (r.state === "active") active[j]!++;
     else if (r.visibleAt < next) next = r.visibleAt;
   }
-  for (const [q, c] of active) s.effects.activated(q, c);
+  for (let j = 0; j < queues.length; j++) if (active[j]! > 0) s.effects.activated(queues[j]!, active[j]);
   if (next !== Number.POSITIVE_INFINITY) s.effects.scheduled(next);
-  for (const [q, c] of sent) s.effects.sent(q, c);
+  for (let j = 0; j < queues.length; j++) s.effects.sent(queues[j]!, sent[j]!);
   return n;
 }
 
@@ -167,7 +156,7 @@ export function* send(
   if (!r.queue) throw new NotFoundError("mqlite: queue not found");
   const q = r.queue;
   const rows = messages.map((m) => newRow(q, m, t));
-  const stored = yield* store(rows);
+  const stored = yield* storeRows(rows);
   const seqs = stored.map((x) => {
     if (x === 0 && messages.length === 1) throw dedupConflict();
     return Math.abs(x);
@@ -201,7 +190,7 @@ function* fanOut(
       rows.push(newRow(q, k.m, t, k.origin));
     }
   }
-  const stored = rows.length > 0 ? yield* store(rows) : [];
+  const stored = rows.length > 0 ? yield* storeRows(rows) : [];
   const out: Sent = { seqs: [], published: [], stored: announce(s, rows, stored) };
   const queueRows = rows.map((x) => x.queue);
   for (const [i, m] of messages.entries()) {

@@ -48,6 +48,7 @@ import type { SyncMode } from "./sync-mode.js";
 import { TopicLog } from "./topic-log.js";
 import { SqliteTopicOps } from "./topics.js";
 import { SqliteWorkerOps } from "./workers.js";
+import { type EffectTargets, WriteEffects } from "./write-effects.js";
 import { Writer } from "./writer.js";
 
 /** Options of `openBroker`. */
@@ -129,6 +130,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
   private readonly sentCounts = new Map<string, number>();
   private readonly records: SqliteRecordOps;
   private readonly locks: SqliteNamedLockOps;
+  private readonly effectTargets: EffectTargets;
   /** Wake-ups of `awaitSettled`, keyed by sequence number. */
   protected readonly settledWaiters: Waiters;
 
@@ -190,6 +192,14 @@ export class SqliteBroker extends CoreBroker implements Broker {
       reclaim: isMemoryPath(path) ? undefined : () => reclaimFreePages(this.db),
       logger: this.logger,
     });
+    this.effectTargets = {
+      waiters: this.waiters,
+      loops: this.loops,
+      logger: this.logger,
+      sentCounts: this.sentCounts,
+      completedCounts: this.completedCounts,
+      settleAfterCommit: (ctx, seqs) => this.settleAfterCommit(ctx, seqs),
+    };
     if (options.background !== false) this.loops.start();
   }
 
@@ -250,43 +260,9 @@ export class SqliteBroker extends CoreBroker implements Broker {
     }
   }
 
-  /**
-   * A write made messages of `queues` claimable: parked receivers that can take them do so in this
-   * same transaction (a hand-off, saving them a transaction and a wake-up), taking no more than
-   * `budgets` counts for the queue when the write knows how many rows it made claimable; every
-   * receiver still parked is woken after the commit.
-   */
-  private wake(
-    ctx: WriteContext,
-    queues: Iterable<string>,
-    now: number,
-    budgets?: ReadonlyMap<string, number>,
-  ): void {
-    for (const q of queues) {
-      if (this.waiters.hasTakers(q))
-        ctx.beforeCommit((c) => this.waiters.handOff(q, c, now, budgets?.get(q)));
-    }
-    ctx.afterCommit(() => {
-      for (const q of queues) this.waiters.notify(q);
-    });
-  }
-
-  /** What a write's verb announces, for after its commit (see `wake`). */
+  /** What a write's verb announces, for after its commit (see `WriteEffects`). */
   private effectsOf(ctx: WriteContext, now: number): Effects {
-    return {
-      activated: (queue, count) =>
-        this.wake(ctx, [queue], now, count === undefined ? undefined : new Map([[queue, count]])),
-      scheduled: (at) => ctx.afterCommit(() => this.loops.armScheduler(at)),
-      settled: (seqs) => this.settleAfterCommit(ctx, seqs),
-      completed: (queue, n) => this.countCompleted(ctx, queue, n),
-      leased: (at) => this.loops.armReaper(at),
-      sent: (queue, n) =>
-        ctx.afterCommit(() => this.sentCounts.set(queue, (this.sentCounts.get(queue) ?? 0) + n)),
-      filterFailed: (f) =>
-        ctx.afterCommit(() =>
-          this.logger.warn(f, "filter failed at run time; message not routed to this subscription"),
-        ),
-    };
+    return new WriteEffects(this.effectTargets, ctx, now);
   }
 
   /** A parked receiver claims in the sender's transaction (run from `wake`'s before-commit hook). */
@@ -305,11 +281,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
   /** Messages stored into the queue by this process's sends since it opened (for the console's rates). */
   sentCount(queue: string): number {
     return this.sentCounts.get(queue) ?? 0;
-  }
-
-  private countCompleted(ctx: WriteContext, queue: string, n: number): void {
-    if (n > 0)
-      ctx.afterCommit(() => this.completedCounts.set(queue, (this.completedCounts.get(queue) ?? 0) + n));
   }
 
   // --- sending ----------------------------------------------------------------------------------
