@@ -16,14 +16,76 @@ export interface Waiter<T = unknown> {
  */
 export type Take<T> = (ctx: WriteContext, now: number, limit: number) => T[];
 
-/** One parked long-poll on one key. */
-interface Entry<T> {
-  wake(woken: boolean): void;
-  take: Take<T> | undefined;
+/**
+ * One parked long-poll on one key. A class, not a set of closures: a busy worker parks after every
+ * job, and its methods cost nothing to make.
+ */
+class Parked<T> implements Waiter<T> {
+  readonly woken: Promise<boolean>;
+  private resolve!: (woken: boolean) => void;
+  private reject!: (err: Error) => void;
+  private done = false;
+  private items: T[] | undefined;
+  private timeout: NodeJS.Timeout | undefined;
+  private onAbort: (() => void) | undefined;
+
+  constructor(
+    private readonly owner: Waiters<T>,
+    readonly queue: string,
+    readonly take: Take<T> | undefined,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    this.woken = new Promise<boolean>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+
+  /** Starts the deadline and listens for the abort. */
+  arm(ms: number): void {
+    this.timeout = setTimeout(() => this.wake(false), ms);
+    if (this.signal) {
+      this.onAbort = () => this.wake(false);
+      this.signal.addEventListener("abort", this.onAbort, { once: true });
+    }
+  }
+
+  wake(woken: boolean): void {
+    if (this.end()) this.resolve(woken);
+  }
+
+  fail(err: Error): void {
+    if (this.end()) this.reject(err);
+  }
+
   /** Hands over what `take` claimed (or a plain wake-up when the transaction rolled back). */
-  deliver(items: T[] | undefined): void;
+  deliver(items: T[] | undefined): void {
+    this.items = items;
+    this.wake(true);
+  }
+
   /** Leaves the key's set at once, so that nothing else (a second hand-off) reaches it. */
-  detach(): void;
+  detach(): void {
+    this.owner.detach(this);
+  }
+
+  taken(): T[] | undefined {
+    return this.items;
+  }
+
+  cancel(): void {
+    this.wake(false);
+  }
+
+  /** Ends the wait once; false when it had already ended. */
+  private end(): boolean {
+    if (this.done) return false;
+    this.done = true;
+    clearTimeout(this.timeout);
+    if (this.onAbort) this.signal?.removeEventListener("abort", this.onAbort);
+    this.owner.ended(this);
+    return true;
+  }
 }
 
 /**
@@ -34,8 +96,8 @@ interface Entry<T> {
  * only while someone waits (`watchExternal`), never by scanning tables.
  */
 export class Waiters<T = unknown> {
-  private readonly byQueue = new Map<string, Set<Entry<T>>>();
-  private readonly rejectors = new Set<(err: Error) => void>();
+  private readonly byQueue = new Map<string, Set<Parked<T>>>();
+  private readonly parked = new Set<Parked<T>>();
   private count = 0;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -52,64 +114,35 @@ export class Waiters<T = unknown> {
    */
   wait(queue: string, deadline: number, now: number, signal?: AbortSignal, take?: Take<T>): Waiter<T> {
     if (this.closed) return { woken: Promise.reject(new ClosedError()), taken: () => undefined, cancel() {} };
-    let done: (woken: boolean) => void = () => {};
-    let fail: (err: Error) => void = () => {};
-    let timeout: NodeJS.Timeout | undefined;
-    let taken: T[] | undefined;
-    let detached = false;
-    const detach = () => {
-      if (detached) return;
-      detached = true;
-      const set = this.byQueue.get(queue);
-      set?.delete(entry);
-      if (set?.size === 0) this.byQueue.delete(queue);
-    };
-    const cleanup = () => {
-      clearTimeout(timeout);
-      signal?.removeEventListener("abort", onAbort);
-      detach();
-      this.rejectors.delete(fail);
-      // The watch timer stops at its next tick if nobody parked again by then: an idle worker
-      // parks after every job, and re-arming an interval each time costs more than a spare tick.
-      this.count--;
-    };
-    const onAbort = () => done(false);
-    const woken = new Promise<boolean>((resolve, reject) => {
-      let settled = false;
-      done = (w) => {
-        if (settled) return;
-        settled = true;
-        cleanup();
-        resolve(w);
-      };
-      fail = (err) => {
-        if (settled) return;
-        settled = true;
-        cleanup();
-        reject(err);
-      };
-    });
-    const entry: Entry<T> = {
-      wake: (w) => done(w),
-      take,
-      deliver: (items) => {
-        taken = items;
-        done(true);
-      },
-      detach,
-    };
+    const parked = new Parked<T>(this, queue, take, signal);
     let set = this.byQueue.get(queue);
     if (!set) {
       set = new Set();
       this.byQueue.set(queue, set);
     }
-    set.add(entry);
-    this.rejectors.add(fail);
+    set.add(parked);
+    this.parked.add(parked);
     this.count++;
     this.startWatching();
-    timeout = setTimeout(() => done(false), Math.max(0, deadline - now));
-    signal?.addEventListener("abort", onAbort, { once: true });
-    return { woken, taken: () => taken, cancel: () => done(false) };
+    parked.arm(Math.max(0, deadline - now));
+    return parked;
+  }
+
+  /** Takes a waiter out of its queue's set (it was woken, or a hand-off reached it). */
+  detach(entry: Parked<T>): void {
+    const set = this.byQueue.get(entry.queue);
+    if (!set) return;
+    set.delete(entry);
+    if (set.size === 0) this.byQueue.delete(entry.queue);
+  }
+
+  /** A waiter has ended: it no longer counts. */
+  ended(entry: Parked<T>): void {
+    this.detach(entry);
+    this.parked.delete(entry);
+    // The watch timer stops at its next tick if nobody parked again by then: an idle worker
+    // parks after every job, and re-arming an interval each time costs more than a spare tick.
+    this.count--;
   }
 
   /** True when a waiter parked on `queue` can take messages inside a sender's transaction. */
@@ -154,6 +187,11 @@ export class Waiters<T = unknown> {
     for (const set of [...this.byQueue.values()]) for (const e of [...set]) e.wake(true);
   }
 
+  /** True while nobody is parked at all. */
+  get idle(): boolean {
+    return this.count === 0;
+  }
+
   /** True while some long-poll is parked on `queue`. */
   has(queue: string): boolean {
     return this.byQueue.has(queue);
@@ -162,7 +200,7 @@ export class Waiters<T = unknown> {
   /** Rejects every parked long-poll with `ClosedError` and refuses new ones. */
   close(): void {
     this.closed = true;
-    for (const fail of [...this.rejectors]) fail(new ClosedError());
+    for (const p of [...this.parked]) p.fail(new ClosedError());
     this.stopWatching();
   }
 

@@ -1,7 +1,7 @@
 import { LockLostError, NotFoundError } from "../../contract/errors.js";
 import type { CompleteResult, LockRef, RenewResult } from "../../contract/types.js";
 import { DEFAULT_REJECT_REASON } from "../limits.js";
-import { ask, type Verb, type WriteScope } from "../port.js";
+import { ask, type Ops, type Verb, type WriteScope } from "../port.js";
 import { RECEIPT_TTL_MS, receiptArgs, type SettleOperation } from "../receipts.js";
 
 /** What `complete` keeps: the message stays `completed` with its result for `retainMs`. */
@@ -88,12 +88,24 @@ export interface SettleOps {
   }): (Renewed | null)[] | undefined;
 }
 
-/** Runs one fenced statement; true when it changed the row, false for an exact replay. */
+/**
+ * What a fenced statement's outcome means: true when it changed the row, false for an exact replay,
+ * else `lock_lost`. Callers test `"applied"` first (`outcome === "applied" || (yield* fenced(…))`):
+ * the common case then makes no generator.
+ */
 function* fenced(fence: Fence, receipt: Receipt, outcome: Outcome): Verb<boolean> {
   if (outcome === "applied") return true;
   if (outcome === "replayed") return false;
   // A concurrent identical request may have committed while the statement waited: look again.
-  if (yield* ask((o) => o.settle.hasReceipt({ ...fence, ...receipt }))) return false;
+  const look = {
+    queue: fence.queue,
+    seq: fence.seq,
+    token: fence.token,
+    now: fence.now,
+    operation: receipt.operation,
+    args: receipt.args,
+  };
+  if (yield* ask((o) => o.settle.hasReceipt(look))) return false;
   throw new LockLostError();
 }
 
@@ -116,10 +128,10 @@ export function* complete(
   keep?: KeepOptions,
 ): Verb<void> {
   if (!token) throw new LockLostError();
-  const fence = { queue, seq, token, now: s.now };
-  const receipt = completionReceipt(keep);
-  const outcome = yield* ask((o) => o.settle.complete({ ...fence, keep, receipt }));
-  if (yield* fenced(fence, COMPLETED, outcome)) {
+  // Built once, without spreads: this is every message's completion.
+  const a = { queue, seq, token, now: s.now, keep, receipt: completionReceipt(keep) };
+  const outcome = (yield (o: Ops) => o.settle.complete(a)) as Outcome;
+  if (outcome === "applied" || (yield* fenced(a, COMPLETED, outcome))) {
     s.effects.completed(queue, 1);
     s.effects.settled([seq]);
   }
@@ -201,7 +213,7 @@ export function* abandon(
       receipt,
     }),
   );
-  if (!(yield* fenced(fence, receipt, row.outcome))) return;
+  if (row.outcome !== "applied" && !(yield* fenced(fence, receipt, row.outcome))) return;
   if (row.state === "active") s.effects.activated(queue);
   else if (row.state === "scheduled" && row.visibleAt !== undefined) s.effects.scheduled(row.visibleAt);
   else if (row.state === "dead_lettered") s.effects.settled([seq]);
@@ -228,14 +240,15 @@ export function* reject(
   const outcome = yield* ask((o) =>
     o.settle.reject({ ...fence, reason, description: description || null, error: a.error || null, receipt }),
   );
-  if (yield* fenced(fence, receipt, outcome)) s.effects.settled([seq]);
+  if (outcome === "applied" || (yield* fenced(fence, receipt, outcome))) s.effects.settled([seq]);
 }
 
 export function* defer(s: WriteScope, queue: string, seq: number, token: string): Verb<void> {
   if (!token) throw new LockLostError();
   const fence = { queue, seq, token, now: s.now };
   const receipt: Receipt = { operation: "deferred", args: "" };
-  yield* fenced(fence, receipt, yield* ask((o) => o.settle.defer({ ...fence, receipt })));
+  const outcome = yield* ask((o) => o.settle.defer({ ...fence, receipt }));
+  if (outcome !== "applied") yield* fenced(fence, receipt, outcome);
 }
 
 const QUEUE_NOT_FOUND = "mqlite: queue not found";

@@ -194,6 +194,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
     });
     this.effectTargets = {
       waiters: this.waiters,
+      settledWaiters: this.settledWaiters,
       loops: this.loops,
       logger: this.logger,
       sentCounts: this.sentCounts,

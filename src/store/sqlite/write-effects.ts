@@ -8,6 +8,8 @@ import type { WriteContext } from "../../core/write-context.js";
 /** What the SQLite broker keeps for a write's announcements: waiters, loops, counters, the log. */
 export interface EffectTargets {
   readonly waiters: Waiters<Message>;
+  /** Parked `awaitSettled` calls, by sequence number. */
+  readonly settledWaiters: Waiters;
   readonly loops: Loops;
   readonly logger: Logger;
   readonly sentCounts: Map<string, number>;
@@ -49,7 +51,7 @@ export class WriteEffects implements Effects {
   }
 
   settled(seqs: readonly number[]): void {
-    this.to.settleAfterCommit(this.ctx, seqs);
+    if (!this.to.settledWaiters.idle) this.to.settleAfterCommit(this.ctx, seqs);
   }
 
   completed(queue: string, n: number): void {
