@@ -151,6 +151,10 @@ function postUnread(url: string, headers: Record<string, string>, body: string) 
       res.on("error", reject);
     });
     req.on("error", (err) => reject(err));
+    // After the answer the socket leaves the request: a write error then (EPIPE, the server closed
+    // without reading the body) reaches the socket alone. It is the refusal working: the promise
+    // has its answer already, and a rejection after it changes nothing.
+    req.on("socket", (socket) => socket.on("error", reject));
     req.end(body);
   });
 }
