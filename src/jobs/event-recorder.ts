@@ -1,5 +1,5 @@
 import type { EventInput } from "../contract/job-service.js";
-import { MAX_EVENTS_PER_CALL } from "../contract/limits.js";
+import { MAX_EVENT_DATA_BYTES, MAX_EVENTS_PER_CALL } from "../contract/limits.js";
 import type { QueueCore } from "./core.js";
 import type { QueueEventMap } from "./types.js";
 
@@ -26,13 +26,37 @@ const MAX_EVENT_ERROR_CHARS = 2000;
  */
 const FLUSH_DELAY_MS = 20;
 
+/** Room kept free in a row's data for the `jobIds` key and its brackets. */
+const ROW_OVERHEAD_BYTES = 64;
+
+/**
+ * Events gathered for the next append. A run of events of one type whose payloads differ only by
+ * their job id (a burst of enqueues of one task) is one row, `{ "jobIds": [...], ...rest }`, that
+ * `QueueEvents` expands: a batch of 1,000 jobs costs one row, not 1,000.
+ */
+interface Gathered {
+  type: SharedEvent;
+  /** The payload without its job id, as JSON: what the run's events share. */
+  rest: string;
+  fields: Record<string, unknown>;
+  jobIds: string[];
+  bytes: number;
+}
+
+/** The stored data of a gathered run: one event's own shape, or the shared fields with the ids. */
+function rowData(g: Gathered): string {
+  if (g.jobIds.length === 1) return JSON.stringify({ jobId: g.jobIds[0], ...g.fields });
+  if (g.jobIds.length === 0) return g.rest;
+  return JSON.stringify({ jobIds: g.jobIds, ...g.fields });
+}
+
 /**
  * Copies this process's job events into the broker's event log, where `QueueEvents` in any process
  * reads them. Events are gathered for `FLUSH_DELAY_MS` and appended together (one write for a
  * burst), so a crash can lose the events of its last moments, never the jobs' own state.
  */
 export class EventRecorder {
-  private buffer: EventInput[] = [];
+  private buffer: Gathered[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -43,11 +67,24 @@ export class EventRecorder {
   }
 
   private record(type: SharedEvent, payload: QueueEventMap[SharedEvent]): void {
-    const data: Record<string, unknown> = { ...payload };
-    if (typeof data.error === "string" && data.error.length > MAX_EVENT_ERROR_CHARS)
-      data.error = `${data.error.slice(0, MAX_EVENT_ERROR_CHARS)}…`;
-    if (this.core.namespace !== undefined) data.namespace = this.core.namespace;
-    this.buffer.push({ type, data: JSON.stringify(data) });
+    const { jobId, ...fields } = payload as unknown as Record<string, unknown>;
+    if (typeof fields.error === "string" && fields.error.length > MAX_EVENT_ERROR_CHARS)
+      fields.error = `${fields.error.slice(0, MAX_EVENT_ERROR_CHARS)}…`;
+    if (this.core.namespace !== undefined) fields.namespace = this.core.namespace;
+    const rest = JSON.stringify(fields);
+    const last = this.buffer.at(-1);
+    if (typeof jobId === "string") {
+      const more = Buffer.byteLength(jobId) + 3;
+      if (last && last.type === type && last.rest === rest && last.bytes + more <= MAX_EVENT_DATA_BYTES) {
+        last.jobIds.push(jobId);
+        last.bytes += more;
+        return;
+      }
+      const bytes = Buffer.byteLength(rest) + ROW_OVERHEAD_BYTES + more;
+      this.buffer.push({ type, rest, fields, jobIds: [jobId], bytes });
+    } else {
+      this.buffer.push({ type, rest, fields, jobIds: [], bytes: 0 });
+    }
     if (!this.timer) {
       this.timer = setTimeout(() => {
         this.timer = undefined;
@@ -60,7 +97,7 @@ export class EventRecorder {
   flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    const batch = this.buffer;
+    const batch: EventInput[] = this.buffer.map((g) => ({ type: g.type, data: rowData(g) }));
     this.buffer = [];
     if (batch.length > 0) {
       this.flushing = this.flushing.then(() => this.append(batch));

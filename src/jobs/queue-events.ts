@@ -27,7 +27,11 @@ export interface QueueEventsOptions {
 
 /** Where an event sits in the event log. */
 export interface EventMeta {
-  /** Its id: pass the last one seen as `lastEventId` to resume there. */
+  /**
+   * Its row's id: pass the last one seen as `lastEventId` to resume after it. Like events of one
+   * burst (the enqueues of one `enqueueMany`) share a row, so they share the id; they are delivered
+   * together.
+   */
   id: number;
   /** When it was stored (epoch ms). */
   at: number;
@@ -152,9 +156,13 @@ export class QueueEvents {
           } catch {
             continue;
           }
-          const { namespace, ...payload } = data;
+          const { namespace, jobIds, ...payload } = data;
           if ((namespace ?? undefined) !== this.namespace) continue;
-          this.emit(e.type as SharedEvent, payload, { id: e.id, at: e.at });
+          const meta = { id: e.id, at: e.at };
+          // A burst's run of like events is one row (see EventRecorder): one event per job.
+          if (Array.isArray(jobIds)) {
+            for (const jobId of jobIds) this.emit(e.type as SharedEvent, { jobId, ...payload }, meta);
+          } else this.emit(e.type as SharedEvent, payload, meta);
         }
         full = page.events.length === 1000;
       } catch {

@@ -240,6 +240,47 @@ for (const subject of JOB_BROKER_SUBJECTS) {
       await listener.close();
     });
 
+    it("a burst of enqueues is one row of the event log, which QueueEvents expands in order", async () => {
+      n++;
+      const ns = `ns${n}`;
+      const queue = queueOn(b.broker, ns)
+        .task("t", () => 1)
+        .task("u", () => 2);
+      const listener = new QueueEvents({ broker: b.broker, namespace: ns, pollMs: 20 });
+      await listener.waitUntilReady();
+      const seen: { jobId: string; taskName: string; id: number }[] = [];
+      listener.on("job.enqueued", ({ jobId, taskName }, meta) => seen.push({ jobId, taskName, id: meta.id }));
+      try {
+        const before = (await b.broker.readEvents(0, { limit: 0 })).lastId;
+        // 2,000 ids do not fit one row's 8 KiB of data: the run is cut where the data would overflow.
+        const ts = await queue.enqueueMany(
+          "t",
+          Array.from({ length: 2000 }, () => ({ args: [] })),
+        );
+        const us = await queue.enqueueMany("u", [{ args: [] }, { args: [] }]);
+        await queue.close(); // flushes what it gathered
+        const rows = (await b.broker.readEvents(before)).events;
+        assert.ok(rows.length >= 3 && rows.length <= 6, `${rows.length} rows for 2,002 enqueues`);
+        for (const r of rows) assert.ok(Buffer.byteLength(r.data) <= 8192, "each row within the data cap");
+        const stored = rows.flatMap((r) => {
+          const d = JSON.parse(r.data) as { jobIds: string[]; taskName: string; namespace: string };
+          assert.equal(d.namespace, ns);
+          return d.jobIds.map((id) => `${d.taskName} ${id}`);
+        });
+        const expected = [...ts.map((id) => `t ${id}`), ...us.map((id) => `u ${id}`)];
+        assert.deepEqual(stored, expected);
+        await eventually(() => seen.length === 2002, 10_000, "every enqueue heard");
+        assert.deepEqual(
+          seen.map((e) => `${e.taskName} ${e.jobId}`),
+          expected,
+        );
+        assert.equal(new Set(seen.map((e) => e.id)).size, rows.length, "one event id per row");
+      } finally {
+        await listener.close();
+        await queue.close();
+      }
+    });
+
     it("QueueEvents on another connection sees every job event, and resumes from its cursor", async () => {
       n++;
       const ns = `ns${n}`;
