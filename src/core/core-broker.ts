@@ -52,6 +52,7 @@ import type {
   QueueConfig,
   QueueInfo,
   QueueStats,
+  Readiness,
   ReceiveOptions,
   RedriveOptions,
   RejectOptions,
@@ -784,6 +785,40 @@ export abstract class CoreBroker {
   }
 
   // (end of flows)
+
+  // --- the broker's life ---
+
+  /** Set once `close` began: the dialect refuses every later call with `ClosedError`. */
+  protected closing: Promise<void> | undefined;
+  /** The background loops (see `maintenanceLoops`). */
+  protected abstract readonly loops: Loops;
+
+  /**
+   * Closes the broker, once: the loops stop, parked long-polls and `awaitSettled` calls end with
+   * `ClosedError`, then the dialect closes its storage (`closeStorage`).
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.loops.stop();
+      this.waiters.close();
+      this.settledWaiters.close();
+      await this.closeStorage();
+    })();
+    return this.closing;
+  }
+
+  /** Closes the dialect's storage after the loops and waiters stopped (writes in flight finish first). */
+  protected abstract closeStorage(): Promise<void>;
+
+  /** Whether the broker can take writes: not while closing, else as the dialect's storage says. */
+  readiness(): Promise<Readiness> {
+    if (this.closing)
+      return Promise.resolve({ ready: false, reason: "closing", message: "mqlite: broker is closed" });
+    return this.storageReadiness();
+  }
+
+  /** The dialect's own readiness (file or database reachable, storage not full). */
+  protected abstract storageReadiness(): Promise<Readiness>;
 
   /** Wakes `awaitSettled` for these messages once the transaction `tx` commits. */
   protected settleAfterCommit(tx: { afterCommit(fn: () => void): void }, seqs: readonly number[]): void {

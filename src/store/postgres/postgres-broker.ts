@@ -97,14 +97,13 @@ export class PostgresBroker extends CoreBroker implements Broker {
   protected readonly settledWaiters: Waiters;
   protected override readonly settledRecheckMs = SETTLED_RECHECK_MS;
   private readonly topicLog = new PgTopicLog();
-  private readonly loops: Loops;
+  protected readonly loops: Loops;
   private readonly node: PgNode;
   private readonly completedCounts = new Map<string, number>();
   private openedAt = 0;
   private missedNotifications = false;
   private readonly pending = new Set<string>();
   private flushing: Promise<void> | undefined;
-  private closing: Promise<void> | undefined;
 
   /** Use `PostgresBroker.open` (or `openBroker("postgres://…")`). */
   private constructor(location: string, options: PostgresBrokerOptions) {
@@ -390,9 +389,7 @@ export class PostgresBroker extends CoreBroker implements Broker {
 
   // --- the broker -------------------------------------------------------------------------------
 
-  readiness(): Promise<Readiness> {
-    if (this.closing)
-      return Promise.resolve({ ready: false, reason: "closing", message: "mqlite: broker is closed" });
+  protected storageReadiness(): Promise<Readiness> {
     return pgReadiness(this.db.pool, this.db.storeFailure);
   }
 
@@ -422,19 +419,11 @@ export class PostgresBroker extends CoreBroker implements Broker {
     });
   }
 
-  close(): Promise<void> {
-    if (!this.closing) {
-      this.closing = (async () => {
-        this.loops.stop();
-        this.waiters.close();
-        this.settledWaiters.close();
-        await this.node.close();
-        await this.db.drain();
-        await this.flushing;
-        await this.db.close();
-      })();
-    }
-    return this.closing;
+  protected async closeStorage(): Promise<void> {
+    await this.node.close();
+    await this.db.drain();
+    await this.flushing;
+    await this.db.close();
   }
 }
 

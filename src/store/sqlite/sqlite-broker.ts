@@ -115,7 +115,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
     read: (verb) => this.read(() => runSync(verb(this.clock.now()), this.ops)),
   };
   private readonly maintenanceOps: SqliteMaintenanceOps;
-  private readonly loops: Loops;
+  protected readonly loops: Loops;
   protected readonly waiters: Waiters<Message>;
   private readonly logger: Logger;
   protected readonly maxMessageBytes: number;
@@ -123,7 +123,6 @@ export class SqliteBroker extends CoreBroker implements Broker {
   private readonly openedAt: number;
   private readonly dataVersion;
   private lastDataVersion = 0;
-  private closing: Promise<void> | undefined;
   /** Copies committed pages into the file off the event loop (file-backed, shared files only). */
   private readonly checkpoints: CheckpointedFile | undefined;
   private readonly completedCounts = new Map<string, number>();
@@ -318,9 +317,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
 
   // --- the broker -------------------------------------------------------------------------------
 
-  readiness(): Promise<Readiness> {
-    if (this.closing)
-      return Promise.resolve({ ready: false, reason: "closing", message: "mqlite: broker is closed" });
+  protected storageReadiness(): Promise<Readiness> {
     return Promise.resolve(fileReadiness(this.location, this.writer.storeFailure));
   }
 
@@ -369,28 +366,20 @@ export class SqliteBroker extends CoreBroker implements Broker {
     return out;
   }
 
-  close(): Promise<void> {
-    if (!this.closing) {
-      this.closing = (async () => {
-        this.loops.stop();
-        this.waiters.close();
-        this.settledWaiters.close();
-        await this.writer.close();
-        if (this.ids.holding || this.topicIds.holding) {
-          try {
-            this.writer.runNow(() => {
-              this.ids.release();
-              this.topicIds.release();
-            });
-          } catch {
-            // Not given back (the file is busy or gone): a gap in the numbers, nothing lost.
-          }
-        }
-        // Its connection closes first, so ours is the last and removes the WAL.
-        await this.checkpoints?.close();
-        this.db.close();
-      })();
+  protected async closeStorage(): Promise<void> {
+    await this.writer.close();
+    if (this.ids.holding || this.topicIds.holding) {
+      try {
+        this.writer.runNow(() => {
+          this.ids.release();
+          this.topicIds.release();
+        });
+      } catch {
+        // Not given back (the file is busy or gone): a gap in the numbers, nothing lost.
+      }
     }
-    return this.closing;
+    // Its connection closes first, so ours is the last and removes the WAL.
+    await this.checkpoints?.close();
+    this.db.close();
   }
 }
