@@ -3,6 +3,7 @@ import type { Dependency, DependencyOutcome } from "../../contract/job-service.j
 import type { MessageState } from "../../contract/types.js";
 import { childFailedDescription, outcomeOf, type PreparedFlowNode, waitingNodes } from "../flow-input.js";
 import { ask, type Verb, type WriteScope } from "../port.js";
+import { countFailed } from "./flows.js";
 import { send } from "./send.js";
 
 /** An open dependency whose child has settled (or is gone). */
@@ -81,6 +82,7 @@ export function* sendFlow(s: WriteScope, nodes: readonly PreparedFlowNode[]): Ve
 export function* releaseDependents(s: WriteScope, children: readonly number[]): Verb<number> {
   const activated = new Map<string, number>();
   const failed: number[] = [];
+  const failedQueues: string[] = [];
   let rows = yield* ask((o) => o.dependencies.settledChildren(children));
   while (rows.length > 0) {
     const parents = new Set<number>();
@@ -104,6 +106,7 @@ export function* releaseDependents(s: WriteScope, children: readonly number[]): 
         const why = childFailedDescription(failing.child, failing.outcome, failing.error);
         yield* ask((o) => o.dependencies.failParent(p, why, s.now));
         failed.push(p);
+        failedQueues.push(queue);
         next.push(p);
       } else {
         yield* ask((o) => o.dependencies.activateParent(p, s.now));
@@ -112,6 +115,7 @@ export function* releaseDependents(s: WriteScope, children: readonly number[]): 
     }
     rows = next.length > 0 ? yield* ask((o) => o.dependencies.settledChildren(next)) : [];
   }
+  yield* countFailed(s.now, failedQueues);
   for (const [queue, n] of activated) s.effects.activated(queue, n);
   s.effects.settled(failed);
   let n = failed.length;

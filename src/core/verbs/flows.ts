@@ -47,8 +47,12 @@ export interface FlowOps {
   eventsAfter(a: { afterId: number; limit: number }): StoredEvent[];
   /** The newest event's id (0 when the log is empty). */
   lastEventId(): number;
-  /** Adds each increment to its bucket of `minute`, then drops the buckets before `oldest`. */
-  addMetrics(a: { minute: number; increments: MetricIncrement[]; oldest: number }): void;
+  /**
+   * Adds each increment to its bucket of `minute`, then drops the buckets before `oldest`. Alone in
+   * its transaction (`addMetrics`), a dialect may commit it without waiting for durability;
+   * `inWrite`: it rides in another verb's transaction, whose commit must stay as durable as ever.
+   */
+  addMetrics(a: { minute: number; increments: MetricIncrement[]; oldest: number; inWrite?: boolean }): void;
   /** The sums per bucket in `[from, to]` of `kind`, of all queues or (given) of `queues` (not empty). */
   readMetrics(a: { kind: MetricKind; from: number; to: number; queues?: string[] }): MetricPoint[];
 }
@@ -94,6 +98,25 @@ export function* readEvents(afterId: number, limit: number): Verb<EventPage> {
 export function* addMetrics(s: WriteScope, increments: MetricIncrement[]): Verb<void> {
   yield* ask((o) =>
     o.flows.addMetrics({ minute: bucketOf(s.now), increments, oldest: oldestKeptBucket(s.now) }),
+  );
+}
+
+/**
+ * Counts messages the engine itself failed for good (a lapsed lease at the delivery limit, a flow
+ * parent failed by its child) in the `failed` metrics, in the transaction that failed them: the
+ * job runner counts only the outcomes it settles.
+ */
+export function* countFailed(now: number, queues: readonly string[]): Verb<void> {
+  if (queues.length === 0) return;
+  const counts = new Map<string, number>();
+  for (const q of queues) counts.set(q, (counts.get(q) ?? 0) + 1);
+  const increments: MetricIncrement[] = [...counts].map(([queue, count]) => ({
+    queue,
+    kind: "failed",
+    count,
+  }));
+  yield* ask((o) =>
+    o.flows.addMetrics({ minute: bucketOf(now), increments, oldest: oldestKeptBucket(now), inWrite: true }),
   );
 }
 

@@ -4,6 +4,7 @@ import type { MaintenanceStep } from "../loops.js";
 import { emptyResult, type MaintenanceResult } from "../maintenance-result.js";
 import { ask, type Verb, type WriteScope } from "../port.js";
 import { type DeadLetterOps, enforceRetention } from "./dead-letters.js";
+import { countFailed } from "./flows.js";
 
 /** A lapsed lease the reaper released: back to active, or dead-lettered at the delivery limit. */
 export interface Reaped {
@@ -62,15 +63,18 @@ export function* runStep(s: WriteScope, step: MaintenanceStep, bounds: DlqBounds
   const now = s.now;
   let next: number | undefined;
   if (step === "reap") {
+    const dead: string[] = [];
     for (const row of yield* ask((o) => o.maintenance.reapLeases({ now }))) {
       if (row.deadLettered) {
         out.deadLettered++;
         out.settled.push(row.id);
+        dead.push(row.queue);
       } else {
         out.requeued++;
         out.activated.add(row.queue);
       }
     }
+    yield* countFailed(now, dead);
     next = yield* ask((o) => o.maintenance.nextLeaseEnd());
   } else if (step === "schedule") {
     for (const queue of yield* ask((o) => o.maintenance.activateDue({ now }))) {

@@ -46,7 +46,12 @@ export class PgFlowOps implements Async<FlowOps> {
     return this.events.lastEventId();
   }
 
-  addMetrics(a: { minute: number; increments: MetricIncrement[]; oldest: number }): Promise<void> {
+  addMetrics(a: {
+    minute: number;
+    increments: MetricIncrement[];
+    oldest: number;
+    inWrite?: boolean;
+  }): Promise<void> {
     return this.metrics.addMetrics(a);
   }
 

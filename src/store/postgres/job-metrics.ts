@@ -13,9 +13,16 @@ type JobMetricsOps = Async<Pick<FlowOps, "addMetrics" | "readMetrics">>;
 export class PgJobMetricsOps implements JobMetricsOps {
   constructor(private readonly c: Conn) {}
 
-  async addMetrics(a: { minute: number; increments: MetricIncrement[]; oldest: number }): Promise<void> {
+  async addMetrics(a: {
+    minute: number;
+    increments: MetricIncrement[];
+    oldest: number;
+    inWrite?: boolean;
+  }): Promise<void> {
+    // Inside another verb's transaction the commit stays as durable as that verb's.
+    const relaxed = a.inWrite ? "SELECT 1" : "SELECT set_config('synchronous_commit', 'off', true)";
     await this.c.q(
-      `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)),
+      `WITH relaxed AS (${relaxed}),
        added AS (
          INSERT INTO job_metrics (minute, queue, kind, n)
          SELECT $1, q, k, n FROM relaxed, unnest($2::text[], $3::text[], $4::bigint[]) AS u(q, k, n)

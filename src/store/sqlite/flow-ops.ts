@@ -59,7 +59,7 @@ export class SqliteFlowOps implements FlowOps {
     return this.eventLog.lastEventId();
   }
 
-  addMetrics(a: { minute: number; increments: MetricIncrement[]; oldest: number }): void {
+  addMetrics(a: { minute: number; increments: MetricIncrement[]; oldest: number; inWrite?: boolean }): void {
     this.jobMetrics.addMetrics(a);
   }
 

@@ -25,7 +25,7 @@ export class SqliteJobMetricsOps implements Pick<FlowOps, "addMetrics" | "readMe
     );
   }
 
-  addMetrics(a: { minute: number; increments: MetricIncrement[]; oldest: number }): void {
+  addMetrics(a: { minute: number; increments: MetricIncrement[]; oldest: number; inWrite?: boolean }): void {
     for (const i of a.increments) this.upsert.run(a.minute, i.queue, i.kind, i.count);
     this.prune.run(a.oldest);
   }

@@ -297,4 +297,46 @@ cases((factory) => {
       assert.equal((await s.broker.readEvents(0, { limit: 0 })).lastId, before);
     });
   });
+
+  describe("§J11 failures the engine settles", () => {
+    let s: Subject;
+    beforeEach(async () => {
+      s = await factory();
+    });
+    afterEach(() => s.close());
+
+    /** The `failed` metrics of `queue` summed over the kept minutes. */
+    const failed = async (queue: string) =>
+      (await s.broker.readMetrics("failed", { queues: [queue] })).reduce((n, p) => n + p.count, 0);
+
+    it("J11.1 a lapsed lease at the delivery limit and a parent failed by its child count as failed", async () => {
+      await s.broker.createQueue("lapse", { lockDurationMs: 1000, maxDeliveryCount: 1 });
+      await s.broker.createQueue("kept", { lockDurationMs: 1000, maxDeliveryCount: 5 });
+      await s.broker.send("lapse", [{ body: "a" }, { body: "b" }]);
+      await s.broker.send("kept", { body: "c" });
+      assert.equal((await s.broker.receive("lapse", { maxMessages: 2 })).length, 2);
+      await receiveOne(s.broker, "kept");
+      s.clock.advance(1001);
+      await s.maintain();
+      assert.equal((await s.broker.stats("lapse")).deadLettered, 2);
+      assert.equal(await failed("lapse"), 2, "both dead-lettered by the reaper");
+      assert.equal(await failed("kept"), 0, "a lease that lapsed below the limit is no failure");
+
+      await s.broker.createQueue("parents", { lockDurationMs: 10_000 });
+      await s.broker.createQueue("children", { lockDurationMs: 10_000 });
+      const [, , c] = await s.broker.sendFlow([
+        { queue: "parents", message: { body: "grandparent" } },
+        { queue: "parents", message: { body: "parent" }, parent: 0 },
+        { queue: "children", message: { body: "child" }, parent: 1 },
+      ]);
+      const child = await receiveOne(s.broker, "children");
+      await s.broker.reject("children", c!, child.lockToken);
+      assert.equal(await s.broker.releaseDependents([c!]), 2);
+      assert.equal(await failed("parents"), 2, "the parent and the grandparent");
+      // The rejection itself is its settler's to count (the job runner does), not the engine's.
+      assert.equal(await failed("children"), 0);
+      assert.equal(await s.broker.releaseDependents([c!]), 0);
+      assert.equal(await failed("parents"), 2, "a second release counts nothing");
+    });
+  });
 });
