@@ -265,7 +265,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
     return new WriteEffects(this.effectTargets, ctx, now);
   }
 
-  /** A parked receiver claims in the sender's transaction (run from `wake`'s before-commit hook). */
+  /** A parked receiver claims in the sender's transaction (run from `WriteEffects.activated`'s before-commit hook). */
   protected override handOff(claim: (s: WriteScope, limit: number) => Verb<Claimed>): Take<Message> {
     return (ctx, now, limit) =>
       runSync(claim({ now, effects: this.effectsOf(ctx, now) }, limit), this.ops).messages;
