@@ -137,25 +137,50 @@ export const HOSTILE: Load[] = [
   },
 ];
 
-/** A POST whose answer may come before the body is written (a write error after it is ignored). */
+/**
+ * A POST declaring its whole body whose answer may come before the body is sent: the headers go
+ * first, and the body only if no answer came within a second, then in chunks until one does.
+ * Writing it at once raced the server's close: a write's EPIPE could reach the request before the
+ * answer.
+ */
 function postUnread(url: string, headers: Record<string, string>, body: string) {
   return new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const bytes = Buffer.from(body);
+    // A connection of its own (no keep-alive agent): the server closes it after the answer.
     const req = request(url, {
       method: "POST",
-      headers: { ...headers, "content-length": Buffer.byteLength(body) },
+      agent: false,
+      headers: { ...headers, "content-length": bytes.length },
     });
+    let answered = false;
     req.on("response", (res) => {
+      answered = true;
       let text = "";
       res.on("data", (d) => (text += d));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on("end", () => {
+        resolve({ status: res.statusCode ?? 0, text });
+        req.destroy();
+      });
       res.on("error", reject);
     });
-    req.on("error", (err) => reject(err));
-    // After the answer the socket leaves the request: a write error then (EPIPE, the server closed
-    // without reading the body) reaches the socket alone. It is the refusal working: the promise
-    // has its answer already, and a rejection after it changes nothing.
-    req.on("socket", (socket) => socket.on("error", reject));
-    req.end(body);
+    // A write error after the answer is the refusal working (the server closed without reading).
+    req.on("error", (err) => {
+      if (!answered) reject(err);
+    });
+    const CHUNK = 64 * 1024;
+    let at = 0;
+    const writeMore = () => {
+      while (!answered && at < bytes.length) {
+        const chunk = bytes.subarray(at, at + CHUNK);
+        at += chunk.length;
+        if (!req.write(chunk)) {
+          req.once("drain", writeMore);
+          return;
+        }
+      }
+    };
+    req.flushHeaders();
+    setTimeout(writeMore, 1000);
   });
 }
 

@@ -77,7 +77,7 @@ import { Loops, type MaintenanceStep } from "./loops.js";
 import { emptyResult, type MaintenanceResult, mergeResult } from "./maintenance-result.js";
 import { checkDebounce, checkIncrements, metricKind } from "./metrics-input.js";
 import { type PreparedMessage, prepareMessages } from "./outgoing.js";
-import type { Dialect, Verb, WriteScope } from "./port.js";
+import { type Dialect, LONG_WRITE_ITEMS, STEP_ITEMS, type Verb, type WriteScope } from "./port.js";
 import { normalizeQueueConfig } from "./queue-config.js";
 import { browseQuery, deleteSettledQuery, progressValue } from "./record-input.js";
 import { awaitSettled } from "./settled-waits.js";
@@ -133,7 +133,11 @@ export abstract class CoreBroker {
         lockToken: i.lockToken,
         keep: keepOptions(i),
       }));
-      return this.dialect.write((w) => settle.completeBatch(w, queue, refs), { oneStatement: true });
+      // A batch of more than STEP_ITEMS is settled in several statements.
+      return this.dialect.write((w) => settle.completeBatch(w, queue, refs), {
+        oneStatement: refs.length <= STEP_ITEMS,
+        long: refs.length >= LONG_WRITE_ITEMS,
+      });
     });
   }
 
@@ -328,12 +332,12 @@ export abstract class CoreBroker {
 
   /** Runs a validated send (a dialect may first try a faster way). */
   protected sendPrepared(queue: string, prepared: PreparedMessage[], at: send.SendAt): Promise<number[]> {
-    return this.sendWrite((w) => seqsOf(w, queue, prepared, at));
+    return this.sendWrite((w) => seqsOf(w, queue, prepared, at), prepared.length >= LONG_WRITE_ITEMS);
   }
 
   /** Runs a send or publish in a write (a dialect may retry one that met a stale view). */
-  protected sendWrite<T>(verb: (w: WriteScope) => Verb<T>): Promise<T> {
-    return this.dialect.write(verb);
+  protected sendWrite<T>(verb: (w: WriteScope) => Verb<T>, long = false): Promise<T> {
+    return this.dialect.write(verb, long ? { long } : undefined);
   }
 
   /** Sends a flow: its jobs, with parents held until their children settle (see `verbs/dependencies.ts`). */

@@ -68,6 +68,28 @@ export function runSync<T>(verb: Verb<T>, ops: Ops): T {
   return next.value;
 }
 
+/**
+ * Steps a verb synchronously like `runSync`, but as a generator that yields after each statement:
+ * its runner may let the event loop turn there, with the transaction still open (SQLite's long
+ * writes, see `WriteOptions.long`).
+ */
+export function* stepsOf<T>(verb: Verb<T>, ops: Ops): Generator<void, T, undefined> {
+  let next = verb.next();
+  while (!next.done) {
+    let answer: unknown;
+    try {
+      answer = next.value(ops);
+    } catch (err) {
+      next = verb.throw(err);
+      yield;
+      continue;
+    }
+    next = verb.next(answer);
+    yield;
+  }
+  return next.value;
+}
+
 /** Steps a verb, awaiting each statement (PostgreSQL, inside one transaction on one connection). */
 export async function runAsync<T>(verb: Verb<T>, ops: unknown): Promise<T> {
   let next = verb.next();
@@ -122,8 +144,21 @@ export interface WriteOptions {
    * it without BEGIN/COMMIT, in one round trip.
    */
   oneStatement?: boolean;
+  /**
+   * The verb may run long (a batch of `LONG_WRITE_ITEMS` or more, its statements cut into steps of
+   * at most `STEP_ITEMS` items): a dialect whose transactions hold the event loop (SQLite) runs it
+   * alone and lets the loop turn between its statements, so that one maximal request does not hold
+   * every other request of a server (its /healthz included) for the whole transaction.
+   */
+  long?: boolean;
   signal?: AbortSignal;
 }
+
+/** Items of a batch from which its write is `long`. */
+export const LONG_WRITE_ITEMS = 1000;
+
+/** The most items a long write's verb hands storage in one statement (a step between two turns). */
+export const STEP_ITEMS = 512;
 
 /** What a dialect gives the core: transactions to run verbs in. */
 export interface Dialect {

@@ -9,6 +9,7 @@ import "./cases/dead-letter.case.js";
 import "./cases/scheduling-ttl.case.js";
 import "./cases/dlq-retention.case.js";
 import "./cases/storage.case.js";
+import "./cases/batches.case.js";
 import "./cases/recovery.case.js";
 import "./cases/receive-peek.case.js";
 import "./cases/queues-admin.case.js";

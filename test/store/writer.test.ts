@@ -363,3 +363,116 @@ describe("before-commit hooks", () => {
     });
   });
 });
+
+describe("long writes (runSliced)", () => {
+  /** A long write inserting `values`, each a statement, after which the loop may turn. */
+  function* inserting(s: ReturnType<typeof setup>, values: number[], failAt = -1) {
+    const insert = s.db.prepare("INSERT INTO t (v) VALUES (?)");
+    for (const v of values) {
+      if (v === failAt) throw new Error(`refused ${v}`);
+      insert.run(v);
+      // Every statement takes a little while, so that the slices end and the loop turns.
+      const until = performance.now() + 0.2;
+      while (performance.now() < until);
+      yield;
+    }
+    return values.length;
+  }
+
+  const count = (s: ReturnType<typeof setup>) =>
+    (s.db.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n;
+
+  it("lets the event loop turn between its slices, in one transaction", async () => {
+    const s = setup();
+    const values = Array.from({ length: 400 }, (_, i) => i);
+    let turns = 0;
+    let stop = false;
+    const tick = () => {
+      turns++;
+      if (!stop) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const done = s.writer.runSliced(() => inserting(s, values));
+    // 400 statements of 0.2 ms each: several slices of 8 ms, with turns of the loop between them.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(s.writer.busy, true);
+    assert.equal(s.db.inTransaction, true);
+    assert.equal(await done, 400);
+    stop = true;
+    assert.ok(turns >= 5, `the loop turned ${turns} times during an 80 ms write`);
+    assert.equal(s.commits(), 1);
+    assert.equal(s.writer.busy, false);
+    assert.equal(count(s), 400);
+  });
+
+  it("runs alone: writes queued behind it wait for its commit, writes before it commit first", async () => {
+    const s = setup();
+    const order: string[] = [];
+    const before = s.write(-1).then(() => order.push("before"));
+    const long = s.writer
+      .runSliced(() =>
+        inserting(
+          s,
+          Array.from({ length: 200 }, (_, i) => i),
+        ),
+      )
+      .then(() => order.push("long"));
+    const afterIt = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        assert.equal(s.writer.busy, true);
+        void s.write(-2).then(() => {
+          order.push("after");
+          resolve();
+        });
+      }, 10),
+    );
+    await Promise.all([before, long, afterIt]);
+    assert.deepEqual(order, ["before", "long", "after"]);
+    assert.equal(count(s), 202);
+  });
+
+  it("one that fails is rolled back whole and the writes behind it still run", async () => {
+    const s = setup();
+    const long = s.writer.runSliced(() =>
+      inserting(
+        s,
+        Array.from({ length: 200 }, (_, i) => i),
+        150,
+      ),
+    );
+    const behind = new Promise<number>((resolve) => setTimeout(() => resolve(s.write(1000)), 5));
+    await assert.rejects(long, /refused 150/);
+    assert.equal(typeof (await behind), "number");
+    assert.equal(s.db.inTransaction, false);
+    assert.deepEqual(
+      (s.db.prepare("SELECT v FROM t").all() as { v: number }[]).map((r) => r.v),
+      [1000],
+    );
+  });
+
+  it("settled() resolves once it has committed; at once when none runs", async () => {
+    const s = setup();
+    await s.writer.settled();
+    const long = s.writer.runSliced(() =>
+      inserting(
+        s,
+        Array.from({ length: 100 }, (_, i) => i),
+      ),
+    );
+    // It starts within a few turns and runs for 20 ms.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.equal(s.writer.busy, true);
+    await s.writer.settled();
+    assert.equal(s.writer.busy, false);
+    assert.equal(count(s), 100);
+    assert.equal(await long, 100);
+  });
+
+  it("one too short to let the loop turn ends like any write", async () => {
+    const s = setup();
+    assert.equal(await s.writer.runSliced(() => inserting(s, [1, 2])), 2);
+    assert.equal(s.writer.busy, false);
+    assert.equal(typeof (await s.write(3)), "number");
+    assert.equal(count(s), 3);
+  });
+});

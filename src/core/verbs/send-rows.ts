@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { GroupRequiredError } from "../../contract/errors.js";
 import type { PreparedMessage } from "../outgoing.js";
-import type { Ops, Verb } from "../port.js";
+import { type Ops, STEP_ITEMS, type Verb } from "../port.js";
 import type { QueueRow } from "../queue-config.js";
 
 /** When a send delivers: the transaction's time, the requested delivery time, and the request's TTL. */
@@ -137,9 +137,13 @@ export function* storeRows(rows: readonly NewRow[]): Verb<Stored> {
       const one = rows[from]!;
       out[from] = (yield (o: Ops) => o.send.insert(one)) as number;
     } else if (i > from) {
-      const run = from === 0 && i === rows.length ? rows : rows.slice(from, i);
-      const ids = (yield (o: Ops) => o.send.insertMany(run)) as number[];
-      for (let k = 0; k < ids.length; k++) out[from + k] = ids[k]!;
+      // At most STEP_ITEMS rows a statement: a long write may let the event loop turn between them.
+      for (let at = from; at < i; at += STEP_ITEMS) {
+        const end = Math.min(i, at + STEP_ITEMS);
+        const run = at === 0 && end === rows.length ? rows : rows.slice(at, end);
+        const ids = (yield (o: Ops) => o.send.insertMany(run)) as number[];
+        for (let k = 0; k < ids.length; k++) out[at + k] = ids[k]!;
+      }
     }
     if (r === undefined) break;
     from = i + 1;

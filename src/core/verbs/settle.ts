@@ -1,7 +1,7 @@
 import { LockLostError, NotFoundError } from "../../contract/errors.js";
 import type { CompleteResult, LockRef, RenewResult } from "../../contract/types.js";
 import { DEFAULT_REJECT_REASON } from "../limits.js";
-import { ask, type Ops, type Verb, type WriteScope } from "../port.js";
+import { ask, type Ops, STEP_ITEMS, type Verb, type WriteScope } from "../port.js";
 import { RECEIPT_TTL_MS, receiptArgs, type SettleOperation } from "../receipts.js";
 
 /** What `complete` keeps: the message stays `completed` with its result for `retainMs`. */
@@ -143,21 +143,18 @@ export function* completeBatch(
   items: (LockRef & { keep?: KeepOptions })[],
 ): Verb<CompleteResult[]> {
   const live = items.filter((i) => i.lockToken);
-  const outcomes =
-    live.length === 0
-      ? []
-      : yield* ask((o) =>
-          o.settle.completeBatch({
-            queue,
-            now: s.now,
-            items: live.map((i) => ({
-              seq: i.seqNumber,
-              token: i.lockToken,
-              keep: i.keep,
-              receipt: completionReceipt(i.keep),
-            })),
-          }),
-        );
+  const outcomes: Outcome[] = [];
+  // At most STEP_ITEMS a statement: a long write may let the event loop turn between them.
+  for (let from = 0; from < live.length; from += STEP_ITEMS) {
+    const part = live.slice(from, from + STEP_ITEMS).map((i) => ({
+      seq: i.seqNumber,
+      token: i.lockToken,
+      keep: i.keep,
+      receipt: completionReceipt(i.keep),
+    }));
+    const done = yield* ask((o) => o.settle.completeBatch({ queue, now: s.now, items: part }));
+    for (const outcome of done) outcomes.push(outcome);
+  }
   const ok = new Map<LockRef, boolean>();
   const done: number[] = [];
   for (const [k, item] of live.entries()) {

@@ -18,6 +18,7 @@ import {
   type Effects,
   type Ops,
   runSync,
+  stepsOf,
   type Verb,
   type WriteScope,
 } from "../../core/port.js";
@@ -29,7 +30,13 @@ import type { WriteContext } from "../../core/write-context.js";
 import { VERSION } from "../../version.js";
 import { type CheckpointedFile, checkpointInBackground } from "./checkpointer.js";
 import { SqliteClaimOps } from "./claim.js";
-import { isMemoryPath, normalizePath, openDatabase, type SqliteDatabase } from "./database.js";
+import {
+  isMemoryPath,
+  normalizePath,
+  openDatabase,
+  type SqliteDatabase,
+  WAL_AUTOCHECKPOINT_FRAMES,
+} from "./database.js";
 import { SqliteDependencyOps } from "./dependencies.js";
 import { SqliteFlowOps } from "./flow-ops.js";
 import { SqliteNamedLockOps } from "./locks.js";
@@ -108,10 +115,15 @@ export class SqliteBroker extends CoreBroker implements Broker {
   private readonly ops: Ops;
   protected readonly dialect: Dialect = {
     write: (verb, options) =>
-      this.write(
-        (ctx, now) => runSync(verb({ now, effects: this.effectsOf(ctx, now) }), this.ops),
-        options?.signal,
-      ),
+      options?.long
+        ? this.writeLong(
+            (ctx, now) => stepsOf(verb({ now, effects: this.effectsOf(ctx, now) }), this.ops),
+            options.signal,
+          )
+        : this.write(
+            (ctx, now) => runSync(verb({ now, effects: this.effectsOf(ctx, now) }), this.ops),
+            options?.signal,
+          ),
     read: (verb) => this.read(() => runSync(verb(this.clock.now()), this.ops)),
   };
   private readonly maintenanceOps: SqliteMaintenanceOps;
@@ -177,6 +189,8 @@ export class SqliteBroker extends CoreBroker implements Broker {
       () => this.checkExternalChange(),
       () => this.dropCaches(),
       () => this.checkpoints?.nudge(),
+      () => this.checkpoints !== undefined,
+      WAL_AUTOCHECKPOINT_FRAMES,
     );
     this.waiters = new Waiters<Message>(() => this.checkExternalChange());
     this.settledWaiters = new Waiters(() => this.checkExternalChange());
@@ -188,7 +202,12 @@ export class SqliteBroker extends CoreBroker implements Broker {
     }
     this.loops = this.maintenanceLoops({
       clock: this.clock,
-      reclaim: isMemoryPath(path) ? undefined : () => reclaimFreePages(this.db),
+      // Not while a long write holds the transaction open: the next run reclaims.
+      reclaim: isMemoryPath(path)
+        ? undefined
+        : () => {
+            if (!this.writer.busy) reclaimFreePages(this.db);
+          },
       logger: this.logger,
     });
     this.effectTargets = {
@@ -249,8 +268,19 @@ export class SqliteBroker extends CoreBroker implements Broker {
     return this.writer.run((ctx) => fn(ctx, this.clock.now()), signal, replayable);
   }
 
+  /** Queues a long write (see `WriteOptions.long`): run alone, in slices, other work served between. */
+  private writeLong<T>(
+    steps: (ctx: WriteContext, now: number) => Iterator<void, T, undefined>,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    if (this.closing) return Promise.reject(new ClosedError());
+    return this.writer.runSliced((ctx) => steps(ctx, this.clock.now()), signal);
+  }
+
+  /** Runs a read now; while a long write holds the transaction open, after its commit (it would see its rows). */
   private read<T>(fn: () => T): Promise<T> {
     if (this.closing) return Promise.reject(new ClosedError());
+    if (this.writer.busy) return this.writer.settled().then(() => this.read(fn));
     try {
       this.checkExternalChange();
       return Promise.resolve(fn());
@@ -362,6 +392,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
   /** Every background step once (see `CoreBroker`), then gives free pages back to the file system. */
   override async runMaintenanceOnce(): Promise<MaintenanceResult> {
     const out = await super.runMaintenanceOnce();
+    await this.writer.settled();
     if (this.location !== ":memory:") reclaimFreePages(this.db);
     return out;
   }

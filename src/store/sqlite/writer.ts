@@ -42,6 +42,8 @@ function runAll(fns: readonly (() => void)[]): void {
 
 interface PendingWrite {
   fn: (ctx: WriteContext) => unknown;
+  /** A long write's steps (see `runSliced`); `fn` is unused then. */
+  steps?: (ctx: WriteContext) => Iterator<void, unknown, undefined>;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
   signal: AbortSignal | undefined;
@@ -77,6 +79,16 @@ const MAX_CHAINED = 8;
 const MAX_GATHER_TURNS = 4;
 /** Groups run with a savepoint per write after one of them had a write fail. */
 const CAREFUL_AFTER_FAILURE = 16;
+/** How long a long write runs before it lets the event loop turn (its transaction still open). */
+const SLICE_MS = 8;
+/**
+ * How long after a long write's commit the commits leave checkpoints to the checkpoint thread
+ * alone: its frames (thousands) are copied there meanwhile, instead of by the next commit on the
+ * event loop (100 ms and more for a 32 MiB write).
+ */
+const CHECKPOINT_HOLD_MS = 2000;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * Group commit: writes that arrive together (in one turn of the event loop, e.g. from many HTTP
@@ -132,6 +144,11 @@ export class Writer {
   /** Groups left to run with a savepoint per write (see `CAREFUL_AFTER_FAILURE`). */
   private careful = 0;
 
+  /** Set while a long write runs (see `runSliced`): resolves once it has committed or rolled back. */
+  private slicing: Promise<void> | undefined;
+  /** Restores the commits' own checkpoints after a long write (see `CHECKPOINT_HOLD_MS`). */
+  private checkpointHold: NodeJS.Timeout | undefined;
+
   private readonly sql: Record<
     "begin" | "commit" | "rollback" | "savepoint" | "release" | "rollbackTo",
     { run(): unknown }
@@ -145,6 +162,12 @@ export class Writer {
     private readonly onRollback: () => void = () => {},
     /** Called after every commit, before its hooks (the checkpoint thread's wake-up). */
     private readonly onCommit: () => void = () => {},
+    /**
+     * Whether a checkpoint thread copies this file's commits: a long write's commit then leaves
+     * the copy to it; with its WAL autocheckpoint threshold (`autocheckpointFrames`) otherwise.
+     */
+    private readonly checkpointsInBackground: () => boolean = () => false,
+    private readonly autocheckpointFrames = 0,
   ) {
     this.sql = {
       begin: db.prepare("BEGIN IMMEDIATE"),
@@ -166,7 +189,7 @@ export class Writer {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject, signal, replayable });
       this.inFlight++;
-      if (!this.scheduled) {
+      if (!this.scheduled && !this.slicing) {
         this.scheduled = true;
         if (this.window > 0 && this.chained < MAX_CHAINED) {
           this.chained++;
@@ -183,6 +206,50 @@ export class Writer {
         }
       }
     });
+  }
+
+  /**
+   * Queues a long write (a batch of thousands of items), run alone in its own transaction: `steps`
+   * yields between its statements, and where it has run for `SLICE_MS` the event loop turns before
+   * the next, with the transaction open. Other writes queue behind it meanwhile, and the broker's
+   * reads wait for `settled()` (on this connection they would see its uncommitted rows). Held for
+   * one transaction in one piece, a 10,000-message send of 32 MiB kept every other request of a
+   * server waiting for a quarter of a second.
+   */
+  runSliced<T>(steps: (ctx: WriteContext) => Iterator<void, T, undefined>, signal?: AbortSignal): Promise<T> {
+    if (this.closed) return Promise.reject(new ClosedError());
+    if (signal?.aborted) return Promise.reject(new CancelledError());
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({
+        fn: () => undefined,
+        steps,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        signal,
+        replayable: false,
+      });
+      this.inFlight++;
+      this.schedule();
+    });
+  }
+
+  /** Whether a long write holds the transaction open across turns of the event loop. */
+  get busy(): boolean {
+    return this.slicing !== undefined;
+  }
+
+  /** Resolves once no long write holds the transaction open (at once when none does). */
+  settled(): Promise<void> {
+    return this.slicing ?? RESOLVED;
+  }
+
+  /** Schedules the next group unless one is scheduled (or a long write runs: it schedules after). */
+  private schedule(): void {
+    if (this.scheduled || this.slicing) return;
+    this.scheduled = true;
+    this.gathered = 0;
+    this.chained = 0;
+    setImmediate(this.flushGathered);
   }
 
   /** Runs one write synchronously in its own transaction (start-up and maintenance paths). */
@@ -220,18 +287,37 @@ export class Writer {
   /** Stops admitting writes; resolves once every admitted write has settled. */
   close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.checkpointHold);
     if (this.inFlight === 0) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));
   }
 
   private flush(): void {
     this.scheduled = false;
-    const batch = this.pending.filter((w) => {
+    if (this.slicing) return;
+    let batch = this.pending.filter((w) => {
       if (!w.signal?.aborted) return true;
       this.settle(w, undefined, new CancelledError());
       return false;
     });
     this.pending = [];
+    // A long write runs alone: the writes queued before it commit first, those after it wait.
+    const long = batch.findIndex((w) => w.steps !== undefined);
+    if (long === 0) {
+      this.pending = batch.slice(1);
+      let ended!: () => void;
+      this.slicing = new Promise((resolve) => {
+        ended = resolve;
+      });
+      // Set before it runs: one too short to turn the loop ends (and clears it) synchronously.
+      void this.runLong(batch[0]!, ended);
+      return;
+    }
+    if (long > 0) {
+      this.pending = batch.slice(long);
+      batch = batch.slice(0, long);
+      this.schedule();
+    }
     if (batch.length === 0) return;
     this.lastGroup = batch.length;
 
@@ -286,6 +372,73 @@ export class Writer {
       else this.settle(w, undefined, mapSqliteError(r.value));
     });
     this.openWindow();
+  }
+
+  /** Runs a long write (see `runSliced`) in its own transaction, letting the loop turn between slices. */
+  private async runLong(w: PendingWrite, ended: () => void): Promise<void> {
+    // Before its caller hears of it: a read made then must not wait for this write.
+    const end = (value: unknown, err: unknown) => {
+      this.slicing = undefined;
+      ended();
+      if (this.pending.length > 0) this.schedule();
+      this.settle(w, value, err);
+    };
+    const hooks = new Hooks();
+    try {
+      this.sql.begin.run();
+    } catch (err) {
+      const mapped = mapSqliteError(err);
+      this.noteFailure(mapped);
+      end(undefined, mapped);
+      return;
+    }
+    let value: unknown;
+    try {
+      this.onBegin();
+      const steps = w.steps!(hooks);
+      let slice = performance.now();
+      for (let next = steps.next(); ; next = steps.next()) {
+        if (next.done) {
+          value = next.value;
+          break;
+        }
+        if (performance.now() - slice > SLICE_MS) {
+          await nextTurn();
+          slice = performance.now();
+        }
+      }
+      this.runBeforeCommit(hooks);
+      this.holdCheckpoints();
+      this.sql.commit.run();
+    } catch (err) {
+      if (this.db.inTransaction) this.sql.rollback.run();
+      runAll(hooks.rolledBack);
+      this.onRollback();
+      const mapped = mapSqliteError(err);
+      this.noteFailure(mapped);
+      end(undefined, mapped);
+      return;
+    }
+    this.onCommit();
+    this.storeFailure = undefined;
+    runAll(hooks.after);
+    end(value, undefined);
+  }
+
+  /**
+   * Turns the connection's autocheckpoint off for a while when a checkpoint thread copies the
+   * file (see `CHECKPOINT_HOLD_MS`): the commit about to be made adds thousands of frames to the
+   * WAL, which the autocheckpoint would copy at once, on the event loop.
+   */
+  private holdCheckpoints(): void {
+    if (this.autocheckpointFrames <= 0 || !this.checkpointsInBackground()) return;
+    this.db.pragma("wal_autocheckpoint = 0");
+    clearTimeout(this.checkpointHold);
+    this.checkpointHold = setTimeout(() => {
+      this.checkpointHold = undefined;
+      if (!this.closed) this.db.pragma(`wal_autocheckpoint = ${this.autocheckpointFrames}`);
+    }, CHECKPOINT_HOLD_MS);
+    this.checkpointHold.unref();
   }
 
   /**
