@@ -48,7 +48,8 @@ async function send(req: RequestOf<"send">, ctx: RpcContext): Promise<ResponseOf
   // The original answers an empty Send before looking at the queue.
   if (list.length === 0) return { seq_numbers: null };
   const scheduledAt = req.scheduled_enqueue_time_ms ?? 0;
-  const messages = list.length > 1 ? await mapSliced(list, outgoingFromWire) : list.map(outgoingFromWire);
+  const messages =
+    list.length > 1 ? await mapSliced(list, outgoingFromWire, true) : list.map(outgoingFromWire);
   if (list.length === 1 && messages[0]!.messageId) ctx.note({ msg_id: messages[0]!.messageId });
   // A negative schedule time is the broker's 400, which comes before the size check.
   if (scheduledAt >= 0) checkBodies(messages, ctx.maxMessageBytes);
@@ -192,7 +193,7 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
     ctx.note({ queue });
     const messages = await ctx.broker.receiveDeferred(queue, req.seq_numbers ?? []);
     ctx.note({ msgs: messages.length });
-    return { messages: await mapSliced(messages, messageToWire) };
+    return { messages: await mapSliced(messages, messageToWire, true) };
   },
 
   async cancel(req, ctx) {
@@ -212,7 +213,7 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
       ...(req.state && { state: req.state as never }),
     });
     ctx.note({ msgs: messages.length });
-    return { messages: await mapSliced(messages, messageToWire) };
+    return { messages: await mapSliced(messages, messageToWire, true) };
   },
 
   async stats(req, ctx) {
