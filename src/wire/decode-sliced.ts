@@ -3,7 +3,7 @@ import { InvalidArgumentError } from "../contract/errors.js";
 import { describe } from "./decode.js";
 import { foldKeys } from "./fold-keys.js";
 import { decodeJsonObject, decodeJsonValue } from "./json.js";
-import { REQUEST_SHAPE_CAPS, refuseOversizedJson, type TopLevelList } from "./json-shape.js";
+import { type JsonText, REQUEST_SHAPE_CAPS, refuseOversizedJson, type TopLevelList } from "./json-shape.js";
 
 /** Bodies from this size on are decoded in slices (`decodeRequestSliced`). */
 export const SLICED_DECODE_BYTES = 256 * 1024;
@@ -31,6 +31,31 @@ export async function mapSliced<T, U>(items: T[], f: (item: T) => U, release = f
     }
   }
   return out;
+}
+
+/**
+ * A list field whose items are turned into what its handler uses (a Send's messages into the
+ * broker's, bodies decoded from base64) as each is decoded: the wire form of 10,000 items then
+ * never lives at once, and their strings die young instead of surviving into the old generation.
+ */
+export interface ListPreparation {
+  /** The field, as the schema names it. */
+  field: string;
+  item: (decoded: never) => unknown;
+}
+
+/** `req` with `prep`'s field prepared, item by item (a request decoded in one go). */
+export function prepareList<T>(req: T, prep: ListPreparation | undefined): T {
+  const list = prep && (req as Record<string, unknown>)[prep.field];
+  if (!Array.isArray(list)) return req;
+  const item = prep!.item as (decoded: unknown) => unknown;
+  for (let i = 0; i < list.length; i++) list[i] = item(list[i]);
+  return req;
+}
+
+/** The text from `start` to `end` (byte offsets in bytes, which only ever fall on ASCII characters). */
+function textOf(text: JsonText, start?: number, end?: number): string {
+  return typeof text === "string" ? text.slice(start, end) : text.toString("utf8", start, end);
 }
 
 interface ListSchema {
@@ -64,24 +89,27 @@ function listSchemaOf(schema: z.ZodType, key: string): ListSchema | undefined {
  * between: decoding 10,000 messages in one go held every other request of the server for a second
  * or more. The scan (caps first, as always) notes where each top-level list lies; the rest of the
  * object is decoded with those lists emptied, and each list item is then parsed and validated on
- * its own. The outcome, answer or error, is the one `decodeRequest` gives, with the error naming the
- * same field. A body whose lists cannot be matched to fields is decoded in one go.
+ * its own (and prepared, see `ListPreparation`). The outcome, answer or error, is the one
+ * `decodeRequest` gives, with the error naming the same field. A body whose lists cannot be
+ * matched to fields is decoded in one go. `text` may be the body's bytes: no string of the whole
+ * body is made then, only one per item.
  */
 export async function decodeRequestSliced<S extends z.ZodType>(
   schema: S,
-  text: string,
+  text: JsonText,
   decodeWhole: (schema: S, text: string) => z.output<S>,
+  prepare?: ListPreparation,
 ): Promise<z.output<S>> {
   const lists: TopLevelList[] = [];
   refuseOversizedJson(text, REQUEST_SHAPE_CAPS, lists);
-  if (lists.length === 0) return decodeWhole(schema, text);
+  if (lists.length === 0) return prepareList(decodeWhole(schema, textOf(text)), prepare);
   let skeletonText = "";
   let from = 0;
   for (const list of lists) {
-    skeletonText += `${text.slice(from, list.open + 1)}]`;
+    skeletonText += `${textOf(text, from, list.open + 1)}]`;
     from = list.close + 1;
   }
-  skeletonText += text.slice(from);
+  skeletonText += textOf(text, from);
   // Keys are matched to field names case-insensitively, as `decodeRequest` does (see `foldKeys`).
   const skeleton = foldKeys(decodeJsonObject(skeletonText), schema) as Record<string, unknown>;
   // The emptied lists, in text order, must be exactly the fields whose value is an empty list.
@@ -89,26 +117,28 @@ export async function decodeRequestSliced<S extends z.ZodType>(
     (k) => Array.isArray(skeleton[k]) && (skeleton[k] as unknown[]).length === 0,
   );
   const fields = keys.map((k) => listSchemaOf(schema, k));
-  if (keys.length !== lists.length || fields.some((f) => f === undefined)) return decodeWhole(schema, text);
+  if (keys.length !== lists.length || fields.some((f) => f === undefined))
+    return prepareList(decodeWhole(schema, textOf(text)), prepare);
   await nextTurn();
   const items: unknown[][] = [];
   let slice = performance.now();
   for (const [n, list] of lists.entries()) {
     const key = keys[n]!;
     const { element, max } = fields[n]!;
+    const prep = prepare?.field === key ? (prepare.item as (decoded: unknown) => unknown) : undefined;
     const bounds = [list.open, ...list.commas, list.close];
-    const empty = text.slice(list.open + 1, list.close).trim() === "";
+    const empty = textOf(text, list.open + 1, list.close).trim() === "";
     const count = empty ? 0 : bounds.length - 1;
     if (count > max) throw new InvalidArgumentError(`json: field ${key}: at most ${max} items`);
     const out: unknown[] = [];
     for (let i = 0; i < count; i++) {
-      const value = decodeJsonValue(text.slice(bounds[i]! + 1, bounds[i + 1]!));
+      const value = decodeJsonValue(textOf(text, bounds[i]! + 1, bounds[i + 1]!));
       const result = element.safeParse(foldKeys(value, element));
       if (!result.success) {
         const issue = result.error.issues[0]!;
         throw new InvalidArgumentError(describe({ ...issue, path: [key, i, ...issue.path] }));
       }
-      out.push(result.data);
+      out.push(prep ? prep(result.data) : result.data);
       if (performance.now() - slice > SLICE_MS) {
         await nextTurn();
         slice = performance.now();

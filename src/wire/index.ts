@@ -14,11 +14,18 @@
 export * from "./admin-service.js";
 export { decodeBase64, encodeBase64, isStdBase64 } from "./base64.js";
 export { decodeRequest } from "./decode.js";
-export { decodeRequestSliced, mapSliced, SLICED_DECODE_BYTES } from "./decode-sliced.js";
+export {
+  decodeRequestSliced,
+  type ListPreparation,
+  mapSliced,
+  prepareList,
+  SLICED_DECODE_BYTES,
+} from "./decode-sliced.js";
 export { ErrorBody, errorFromWire, errorToWire } from "./errors.js";
 export * from "./job-flows.js";
 export * from "./job-service.js";
 export { decodeJsonObject, encodeJson } from "./json.js";
+export type { JsonText } from "./json-shape.js";
 export * from "./message.js";
 export { openApiDocument, openApiJson } from "./openapi.js";
 export { Empty, SettleResponse } from "./primitives.js";

@@ -38,14 +38,31 @@ export interface TopLevelList {
   commas: number[];
 }
 
+/**
+ * A JSON text: a string, or its UTF-8 bytes (a large request body, never decoded whole). The
+ * characters the scan looks for are ASCII, and no byte of a multi-byte UTF-8 sequence is, so the
+ * bytes are scanned as the text is; positions are then byte offsets.
+ */
+export type JsonText = string | Buffer;
+
+/** The character (string) or byte (bytes) at `i`. */
+function codeAt(text: JsonText, i: number): number {
+  return typeof text === "string" ? text.charCodeAt(i) : text[i]!;
+}
+
+/** The next double quote at or after `from` (a native search either way), or -1. */
+function nextQuote(text: JsonText, from: number): number {
+  return typeof text === "string" ? text.indexOf('"', from) : text.indexOf(QUOTE, from);
+}
+
 /** The index of the quote closing the string whose opening quote is at `open`, or -1. */
-function stringEnd(text: string, open: number): number {
-  let at = text.indexOf('"', open + 1);
+function stringEnd(text: JsonText, open: number): number {
+  let at = nextQuote(text, open + 1);
   while (at !== -1) {
     let slashes = 0;
-    for (let i = at - 1; text.charCodeAt(i) === BACKSLASH; i--) slashes++;
+    for (let i = at - 1; codeAt(text, i) === BACKSLASH; i--) slashes++;
     if (slashes % 2 === 0) return at;
-    at = text.indexOf('"', at + 1);
+    at = nextQuote(text, at + 1);
   }
   return -1;
 }
@@ -75,7 +92,7 @@ function scratchFor(maxDepth: number): Scratch {
  * quote). It only counts: malformed JSON is left to the parser, which refuses it.
  */
 export function refuseOversizedJson(
-  text: string,
+  text: JsonText,
   caps: JsonShapeCaps = REQUEST_SHAPE_CAPS,
   lists?: TopLevelList[],
 ): void {
@@ -86,7 +103,7 @@ export function refuseOversizedJson(
   let current: TopLevelList | undefined;
   const n = text.length;
   for (let i = 0; i < n; i++) {
-    const ch = text.charCodeAt(i);
+    const ch = codeAt(text, i);
     if (ch === QUOTE) {
       const end = stringEnd(text, i);
       if (end === -1) return;

@@ -7,6 +7,8 @@ import {
   decodeRequest,
   decodeRequestSliced,
   mapSliced,
+  outgoingFromWire,
+  prepareList,
   ReceiveAnyRequest,
   RenewBatchRequest,
   SendRequest,
@@ -120,6 +122,16 @@ describe("sliced decoding", () => {
       },
     ],
     [
+      "multi-byte characters in the items and around the lists",
+      {
+        schema: SendRequest,
+        text: JSON.stringify({
+          queue: "qé€😀",
+          messages: messages(300, { subject: "ünïcødé €😀", properties: { ключ: "值😀" } }),
+        }),
+      },
+    ],
+    [
       "a duplicate list key",
       {
         schema: SendRequest,
@@ -132,14 +144,51 @@ describe("sliced decoding", () => {
       assert.ok(text.length > 256 * 1024, "a body that is sliced");
       const whole = await outcome(() => decodeRequest(schema, text));
       const sliced = await outcome(() => decodeRequestSliced(schema, text, decodeRequest));
+      // The server hands a large body over as its bytes, never decoded whole.
+      const bytes = await outcome(() => decodeRequestSliced(schema, Buffer.from(text), decodeRequest));
       if (name.startsWith("malformed")) {
         // V8's message quotes the text around the error, which differs; the refusal does not.
         const prefix = "invalid_argument: json: Unexpected token '}'";
         assert.ok("error" in whole && whole.error.startsWith(prefix), JSON.stringify(whole));
         assert.ok("error" in sliced && sliced.error.startsWith(prefix), JSON.stringify(sliced));
-      } else assert.deepEqual(sliced, whole);
+        assert.ok("error" in bytes && bytes.error.startsWith(prefix), JSON.stringify(bytes));
+      } else {
+        assert.deepEqual(sliced, whole);
+        assert.deepEqual(bytes, whole);
+      }
     });
   }
+
+  it("decodes malformed UTF-8 in bytes as decoding the whole text does (U+FFFD)", async () => {
+    const text = JSON.stringify({ queue: "q", messages: messages(300, { subject: "aXbXc" }) });
+    // Each X becomes a lone continuation byte, or a lead byte cut short by the next ASCII one.
+    const bytes = Buffer.from(text);
+    for (let i = bytes.indexOf("X"), n = 0; i !== -1; i = bytes.indexOf("X", i + 1), n++)
+      bytes[i] = n % 2 === 0 ? 0x80 : 0xe2;
+    const whole = decodeRequest(SendRequest, bytes.toString());
+    assert.equal(whole.messages?.[0]?.subject, "a\ufffdb\ufffdc");
+    assert.deepEqual(await decodeRequestSliced(SendRequest, bytes, decodeRequest), whole);
+  });
+
+  it("prepares a list's items as it decodes them, as prepareList does to a request decoded whole", async () => {
+    const text = JSON.stringify({ queue: "q", messages: messages(300) });
+    const prepare = { field: "messages", item: outgoingFromWire };
+    const sliced = await decodeRequestSliced(SendRequest, Buffer.from(text), decodeRequest, prepare);
+    const whole = prepareList(decodeRequest(SendRequest, text), prepare);
+    assert.deepEqual(sliced, whole);
+    const first = sliced.messages?.[0] as unknown as { body: Buffer; messageId: string };
+    assert.ok(Buffer.isBuffer(first.body), "the body decoded from base64");
+    assert.deepEqual(first.body, Buffer.alloc(3000, 1));
+    assert.equal(first.messageId, "m0");
+    // A request with no such list is left as it is.
+    const other = await decodeRequestSliced(
+      ReceiveAnyRequest,
+      JSON.stringify({ queues: Array.from({ length: 900 }, (_, i) => `q${i}`.padEnd(400, "x")) }),
+      decodeRequest,
+      prepare,
+    );
+    assert.equal(other.queues?.[899]?.startsWith("q899"), true);
+  });
 
   it("matches keys case-insensitively, as decoding in one go does", async () => {
     const text = JSON.stringify({

@@ -1,4 +1,5 @@
 import type { Broker } from "../../contract/broker.js";
+import type { OutgoingMessage } from "../../contract/types.js";
 import type { RequestOf, ResponseOf, RouteName } from "../../wire/index.js";
 import type { AccessFields } from "../env.js";
 import type { ServerMetrics } from "../metrics.js";
@@ -24,7 +25,27 @@ export interface RpcContext {
   ifUndelivered(giveBack: () => void): void;
 }
 
-export type Handler<K extends RouteName> = (req: RequestOf<K>, ctx: RpcContext) => Promise<ResponseOf<K>>;
+/** A Send's request with its messages in the broker's form (prepared as they are decoded). */
+export type PreparedSend = Omit<RequestOf<"send">, "messages"> & { messages?: OutgoingMessage[] | null };
+
+/**
+ * The requests whose list the endpoint prepares as it decodes it (see `ListPreparation`): their
+ * handler takes the list in the broker's form.
+ */
+export interface PreparedRequests {
+  send: PreparedSend;
+  schedule: PreparedSend;
+}
+
+/** What a route's handler takes: its decoded request, with its list prepared where it has one. */
+export type HandlerRequest<K extends RouteName> = K extends keyof PreparedRequests
+  ? PreparedRequests[K]
+  : RequestOf<K>;
+
+export type Handler<K extends RouteName> = (
+  req: HandlerRequest<K>,
+  ctx: RpcContext,
+) => Promise<ResponseOf<K>>;
 
 /** One handler per route of the wire table. */
 export type Handlers = { [K in RouteName]: Handler<K> };

@@ -2,6 +2,7 @@ import { CancelledError, ClosedError, MessageTooLargeError } from "../../contrac
 import type { OutgoingMessage } from "../../contract/types.js";
 import {
   decodeBase64,
+  type ListPreparation,
   mapSliced,
   messageToWire,
   outgoingFromWire,
@@ -9,7 +10,7 @@ import {
   type ResponseOf,
   statsToWire,
 } from "../../wire/index.js";
-import type { Handlers, RpcContext } from "./context.js";
+import type { Handlers, PreparedSend, RpcContext } from "./context.js";
 import { giveBackIfUndelivered } from "./give-back.js";
 
 type QueueRoutes =
@@ -40,17 +41,21 @@ function checkBodies(messages: OutgoingMessage[], max: number | undefined): void
   }
 }
 
+/** A Send's messages, turned into the broker's as they are decoded (see `ListPreparation`). */
+const sendMessages: ListPreparation = { field: "messages", item: outgoingFromWire };
+
+/** The lists this module's handlers take prepared. */
+export const queuePreparations = { send: sendMessages, schedule: sendMessages };
+
 /** Send and Schedule share one handler, as in the original. */
-async function send(req: RequestOf<"send">, ctx: RpcContext): Promise<ResponseOf<"send">> {
+async function send(req: PreparedSend, ctx: RpcContext): Promise<ResponseOf<"send">> {
   const queue = req.queue ?? "";
-  const list = req.messages ?? [];
-  ctx.note({ queue, n: list.length });
+  const messages = req.messages ?? [];
+  ctx.note({ queue, n: messages.length });
   // The original answers an empty Send before looking at the queue.
-  if (list.length === 0) return { seq_numbers: null };
+  if (messages.length === 0) return { seq_numbers: null };
   const scheduledAt = req.scheduled_enqueue_time_ms ?? 0;
-  const messages =
-    list.length > 1 ? await mapSliced(list, outgoingFromWire, true) : list.map(outgoingFromWire);
-  if (list.length === 1 && messages[0]!.messageId) ctx.note({ msg_id: messages[0]!.messageId });
+  if (messages.length === 1 && messages[0]!.messageId) ctx.note({ msg_id: messages[0]!.messageId });
   // A negative schedule time is the broker's 400, which comes before the size check.
   if (scheduledAt >= 0) checkBodies(messages, ctx.maxMessageBytes);
   const ttl = req.ttl_ms ?? 0;

@@ -5,6 +5,9 @@ import { MessageTooLargeError, UnimplementedError } from "../../contract/errors.
 import {
   decodeRequest,
   decodeRequestSliced,
+  type JsonText,
+  type ListPreparation,
+  prepareList,
   ROUTE_NAMES,
   ROUTES,
   type RouteName,
@@ -19,11 +22,11 @@ import type { ServerMetrics } from "../metrics.js";
 import { MAX_REQUEST_BYTES } from "../options.js";
 import { answerJson, errorJson, note } from "../respond.js";
 import { adminHandlers } from "./admin-handlers.js";
-import { bodyText } from "./body-text.js";
 import type { Handler, Handlers, RpcContext } from "./context.js";
 import { flowHandlers } from "./flow-handlers.js";
 import { jobHandlers } from "./job-handlers.js";
-import { queueHandlers } from "./queue-handlers.js";
+import { queueHandlers, queuePreparations } from "./queue-handlers.js";
+import { readBody } from "./request-body.js";
 import { topicHandlers } from "./topic-handlers.js";
 
 const handlers: Handlers = {
@@ -33,6 +36,9 @@ const handlers: Handlers = {
   ...topicHandlers,
   ...flowHandlers,
 };
+
+/** The routes whose handler takes a list in the broker's form, prepared as it is decoded. */
+const preparations: Partial<Record<RouteName, ListPreparation>> = { ...queuePreparations };
 
 /** Long-polls: they end early when the client goes away or a graceful stop begins. */
 const LONG_POLLS: ReadonlySet<RouteName> = new Set(["receive", "receiveAny", "awaitSettled"]);
@@ -107,11 +113,18 @@ function onUndelivered(c: Context<ServerEnv>, giveBack: () => void): void {
   });
 }
 
-/** Decodes a request body; a large one in slices, so that other requests are served meanwhile. */
-function decode<S extends NonNullable<RpcRoute["request"]>>(schema: S, text: string) {
-  return text.length >= SLICED_DECODE_BYTES
-    ? decodeRequestSliced(schema, text, decodeRequest)
-    : decodeRequest(schema, text);
+/**
+ * Decodes a request body (its bytes when large, see `readBody`); a large one in slices, so that
+ * other requests are served meanwhile. `prepare`: the list the handler takes in another form.
+ */
+function decode<S extends NonNullable<RpcRoute["request"]>>(
+  schema: S,
+  body: JsonText,
+  prepare: ListPreparation | undefined,
+) {
+  return typeof body !== "string" || body.length >= SLICED_DECODE_BYTES
+    ? decodeRequestSliced(schema, body, decodeRequest, prepare)
+    : prepareList(decodeRequest(schema, body), prepare);
 }
 
 /**
@@ -181,11 +194,12 @@ function endpoint(
   const route = ROUTES[name] as RpcRoute;
   const handle = handlers[name] as Handler<RouteName>;
   const wantsSignal = LONG_POLLS.has(name);
+  const prepare = preparations[name];
   return async (c) => {
     try {
       // ListQueues, ListSubscriptions and Status never read the body, as the original.
       const req = route.request
-        ? await decode(route.request, await bodyText(c, declaredLength(c)))
+        ? await decode(route.request, await readBody(c, declaredLength(c)), prepare)
         : undefined;
       // A long-poll that will park holds a connection and a waiter: there is a cap on them.
       const parks = wantsSignal && ((req as { wait_time_ms?: number | null }).wait_time_ms ?? 0) > 0;
