@@ -127,7 +127,8 @@ export async function decodeRequestSliced<S extends z.ZodType>(
     const { element, max } = fields[n]!;
     const prep = prepare?.field === key ? (prepare.item as (decoded: unknown) => unknown) : undefined;
     const bounds = [list.open, ...list.commas, list.close];
-    const empty = textOf(text, list.open + 1, list.close).trim() === "";
+    // Only a list without commas can be empty (a whole list decoded here would be the body again).
+    const empty = list.commas.length === 0 && textOf(text, list.open + 1, list.close).trim() === "";
     const count = empty ? 0 : bounds.length - 1;
     if (count > max) throw new InvalidArgumentError(`json: field ${key}: at most ${max} items`);
     const out: unknown[] = [];
