@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { encodeJson, errorToWire } from "../wire/index.js";
 import type { AccessFields, ServerEnv } from "./env.js";
+import { WireList } from "./wire-list.js";
 
 /** Merges fields into the request's access-log record. */
 export function note(c: Context<ServerEnv>, fields: AccessFields): void {
@@ -50,19 +51,25 @@ const SLICED_ANSWER_BYTES = 256 * 1024;
 /** How long encoding one slice of an answer runs before other requests get a turn. */
 const SLICE_MS = 4;
 
+/** A list of an answer with more than one item, as an array or a `WireList`. */
+const isLongList = (v: unknown): v is unknown[] | WireList<unknown> =>
+  (Array.isArray(v) || v instanceof WireList) && v.length > 1;
+
 /**
  * An answer whose one list is large, as a stream of slices encoded a few milliseconds at a time
  * with other requests served in between (encoding a 32 MiB Peek answer and converting it to bytes
  * in one go held the server for half a second and more). The text is `encodeJson`'s, byte for byte:
  * the fields in their order, the list's items each by `JSON.stringify`. Undefined when the answer
- * has no list or encodes in one short slice (then it is answered whole, as usual).
+ * has no list or encodes in one short slice (then it is answered whole, as usual). Each item is
+ * dropped from its list once encoded (the list is the answer's own), a `WireList`'s item turned
+ * into its wire form only then.
  */
 function slicedAnswer(body: unknown): ReadableStream<Uint8Array> | string | undefined {
   if (body === null || typeof body !== "object" || Array.isArray(body)) return undefined;
   // Most answers (a Send's one seq number, a settlement's ok) list nothing: no entries to build.
-  if (!Object.values(body).some((v) => Array.isArray(v) && v.length > 1)) return undefined;
+  if (!Object.values(body).some(isLongList)) return undefined;
   const entries = Object.entries(body).filter(([, v]) => v !== undefined);
-  const at = entries.findIndex(([, v]) => Array.isArray(v) && v.length > 1);
+  const at = entries.findIndex(([, v]) => isLongList(v));
   if (at === -1) return undefined;
   const field = (k: string, v: unknown) => `${JSON.stringify(k)}:${JSON.stringify(v)}`;
   const head = `{${entries
@@ -73,7 +80,9 @@ function slicedAnswer(body: unknown): ReadableStream<Uint8Array> | string | unde
     .slice(at + 1)
     .map(([k, v]) => `,${field(k, v)}`)
     .join("")}}\n`;
-  const items = entries[at]![1] as unknown[];
+  const list = entries[at]![1] as unknown[] | WireList<unknown>;
+  const items = list instanceof WireList ? list.items : list;
+  const toWire = list instanceof WireList ? (list.toWire as (item: unknown) => unknown) : undefined;
   let next = 0;
   /** Encodes items from `next` for one slice; the text, and whether the list is done. */
   const slice = (): string => {
@@ -81,7 +90,9 @@ function slicedAnswer(body: unknown): ReadableStream<Uint8Array> | string | unde
     let bytes = 0;
     const started = performance.now();
     while (next < items.length && bytes < SLICED_ANSWER_BYTES * 4 && performance.now() - started < SLICE_MS) {
-      const text = JSON.stringify(items[next]) ?? "null";
+      const item = items[next];
+      items[next] = undefined;
+      const text = JSON.stringify(toWire ? toWire(item) : item) ?? "null";
       parts.push(next === 0 ? text : `,${text}`);
       bytes += text.length;
       next++;

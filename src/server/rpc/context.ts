@@ -3,6 +3,7 @@ import type { OutgoingMessage } from "../../contract/types.js";
 import type { RequestOf, ResponseOf, RouteName } from "../../wire/index.js";
 import type { AccessFields } from "../env.js";
 import type { ServerMetrics } from "../metrics.js";
+import type { Answer } from "../wire-list.js";
 
 /** What an RPC handler gets besides its decoded request. */
 export interface RpcContext {
@@ -42,10 +43,11 @@ export type HandlerRequest<K extends RouteName> = K extends keyof PreparedReques
   ? PreparedRequests[K]
   : RequestOf<K>;
 
+/** A handler answers its route's response, a list of it possibly as a `WireList`. */
 export type Handler<K extends RouteName> = (
   req: HandlerRequest<K>,
   ctx: RpcContext,
-) => Promise<ResponseOf<K>>;
+) => Promise<Answer<ResponseOf<K>>>;
 
 /** One handler per route of the wire table. */
 export type Handlers = { [K in RouteName]: Handler<K> };

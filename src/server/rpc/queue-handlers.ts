@@ -3,13 +3,13 @@ import type { OutgoingMessage } from "../../contract/types.js";
 import {
   decodeBase64,
   type ListPreparation,
-  mapSliced,
   messageToWire,
   outgoingFromWire,
   type RequestOf,
   type ResponseOf,
   statsToWire,
 } from "../../wire/index.js";
+import { type Answer, WireList } from "../wire-list.js";
 import type { Handlers, PreparedSend, RpcContext } from "./context.js";
 import { giveBackIfUndelivered } from "./give-back.js";
 
@@ -67,7 +67,7 @@ async function send(req: PreparedSend, ctx: RpcContext): Promise<ResponseOf<"sen
   return { seq_numbers: seqs };
 }
 
-async function receive(req: RequestOf<"receive">, ctx: RpcContext): Promise<ResponseOf<"receive">> {
+async function receive(req: RequestOf<"receive">, ctx: RpcContext): Promise<Answer<ResponseOf<"receive">>> {
   const queue = req.queue ?? "";
   ctx.note({ queue });
   let messages: Awaited<ReturnType<typeof ctx.broker.receive>>;
@@ -87,7 +87,8 @@ async function receive(req: RequestOf<"receive">, ctx: RpcContext): Promise<Resp
   ctx.note({ msgs: messages.length, ...(messages.length === 0 && { quiet: true }) });
   giveBackIfUndelivered(ctx, messages, () => queue);
   return {
-    messages: messages.length > 1 ? await mapSliced(messages, messageToWire) : messages.map(messageToWire),
+    // A copy: the give-back above keeps the messages themselves.
+    messages: new WireList(messages.slice(), messageToWire),
   };
 }
 
@@ -198,7 +199,7 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
     ctx.note({ queue });
     const messages = await ctx.broker.receiveDeferred(queue, req.seq_numbers ?? []);
     ctx.note({ msgs: messages.length });
-    return { messages: await mapSliced(messages, messageToWire, true) };
+    return { messages: new WireList(messages, messageToWire) };
   },
 
   async cancel(req, ctx) {
@@ -218,7 +219,7 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
       ...(req.state && { state: req.state as never }),
     });
     ctx.note({ msgs: messages.length });
-    return { messages: await mapSliced(messages, messageToWire, true) };
+    return { messages: new WireList(messages, messageToWire) };
   },
 
   async stats(req, ctx) {
