@@ -76,7 +76,7 @@ import { longPoll } from "./long-poll.js";
 import { Loops, type MaintenanceStep } from "./loops.js";
 import { emptyResult, type MaintenanceResult, mergeResult } from "./maintenance-result.js";
 import { checkDebounce, checkIncrements, metricKind } from "./metrics-input.js";
-import { type PreparedMessage, prepareMessages } from "./outgoing.js";
+import { type PreparedMessage, prepareMessages, prepareMessagesInSlices } from "./outgoing.js";
 import { type Dialect, LONG_WRITE_ITEMS, STEP_ITEMS, type Verb, type WriteScope } from "./port.js";
 import { normalizeQueueConfig } from "./queue-config.js";
 import { browseQuery, deleteSettledQuery, progressValue } from "./record-input.js";
@@ -290,6 +290,12 @@ export abstract class CoreBroker {
   ): Promise<number[]> {
     return this.guard(() => {
       const at = send.sendAt(options);
+      // A long send is prepared in slices, as it is then written (see `LONG_WRITE_ITEMS`).
+      if (Array.isArray(messages) && messages.length >= LONG_WRITE_ITEMS) {
+        return prepareMessagesInSlices(messages, this.maxMessageBytes).then((prepared) =>
+          this.sendPrepared(queue, prepared, at),
+        );
+      }
       const prepared = prepareMessages(messages, this.maxMessageBytes);
       if (prepared.length === 0) return Promise.resolve([]);
       return this.sendPrepared(queue, prepared, at);

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, MessageTooLargeError } from "../contract/errors.js";
 import { MAX_MESSAGE_PROPERTIES, MAX_PROPERTY_BYTES } from "../contract/limits.js";
 import type { OutgoingMessage } from "../contract/types.js";
+import { mapInSlices } from "./slices.js";
 import { integer, isWellFormed, MAX_DURATION_MS } from "./validate.js";
 
 /** A non-negative integer option of a message (absent → 0). */
@@ -73,6 +74,41 @@ function propertiesOf(value: unknown): Record<string, string> | undefined {
   return value as Record<string, string>;
 }
 
+/** A message's body, checked to be an object's bytes within `maxBytes`. */
+function checkedBody(m: OutgoingMessage, maxBytes: number): Buffer {
+  if (m === null || typeof m !== "object")
+    throw new InvalidArgumentError("mqlite: each message must be an object");
+  const body = bodyOf(m.body);
+  if (body.length > maxBytes) {
+    throw new MessageTooLargeError(
+      `mqlite: message body of ${body.length} bytes is over the ${maxBytes}-byte limit`,
+    );
+  }
+  return body;
+}
+
+/** A message with its checked body, validated field by field. */
+function prepared(m: OutgoingMessage, body: Buffer): PreparedMessage {
+  const properties = propertiesOf(m.properties);
+  return {
+    body,
+    messageId: text(m.messageId, "message_id"),
+    correlationId: text(m.correlationId, "correlation_id"),
+    replyTo: text(m.replyTo, "reply_to"),
+    groupId: text(m.groupId, "group_id"),
+    contentType: text(m.contentType, "content_type"),
+    subject: text(m.subject, "subject"),
+    properties,
+    propertiesJson: properties ? JSON.stringify(properties) : null,
+    priority: integer(m.priority, "priority", 0, 2 ** 31 - 1),
+    prioritySet: m.priority !== undefined && m.priority !== null,
+    maxDeliveries: nonNegativeInt(m.maxDeliveryCount, "max_delivery_count", 1_000_000_000),
+    lockDurationMs: nonNegativeInt(m.lockDurationMs, "lock_duration_ms", MAX_DURATION_MS),
+    uniqueKey: text(m.uniqueKey, "unique_key"),
+    delayMs: nonNegativeInt(m.delayMs, "delay_ms", MAX_DURATION_MS),
+  };
+}
+
 /**
  * Validates a send's messages. Every body is checked against `maxBytes` before anything else
  * (`MessageTooLargeError`), as the wire contract orders it.
@@ -82,35 +118,18 @@ export function prepareMessages(
   maxBytes: number,
 ): PreparedMessage[] {
   const list = Array.isArray(input) ? input : [input];
-  const bodies = list.map((m) => {
-    if (m === null || typeof m !== "object")
-      throw new InvalidArgumentError("mqlite: each message must be an object");
-    const body = bodyOf(m.body);
-    if (body.length > maxBytes) {
-      throw new MessageTooLargeError(
-        `mqlite: message body of ${body.length} bytes is over the ${maxBytes}-byte limit`,
-      );
-    }
-    return body;
-  });
-  return list.map((m, i) => {
-    const properties = propertiesOf(m.properties);
-    return {
-      body: bodies[i]!,
-      messageId: text(m.messageId, "message_id"),
-      correlationId: text(m.correlationId, "correlation_id"),
-      replyTo: text(m.replyTo, "reply_to"),
-      groupId: text(m.groupId, "group_id"),
-      contentType: text(m.contentType, "content_type"),
-      subject: text(m.subject, "subject"),
-      properties,
-      propertiesJson: properties ? JSON.stringify(properties) : null,
-      priority: integer(m.priority, "priority", 0, 2 ** 31 - 1),
-      prioritySet: m.priority !== undefined && m.priority !== null,
-      maxDeliveries: nonNegativeInt(m.maxDeliveryCount, "max_delivery_count", 1_000_000_000),
-      lockDurationMs: nonNegativeInt(m.lockDurationMs, "lock_duration_ms", MAX_DURATION_MS),
-      uniqueKey: text(m.uniqueKey, "unique_key"),
-      delayMs: nonNegativeInt(m.delayMs, "delay_ms", MAX_DURATION_MS),
-    };
-  });
+  const bodies = list.map((m) => checkedBody(m, maxBytes));
+  return list.map((m, i) => prepared(m, bodies[i]!));
+}
+
+/**
+ * `prepareMessages` for a long list, in slices with the event loop turning in between (see
+ * `mapInSlices`): the same answer, or the same error.
+ */
+export async function prepareMessagesInSlices(
+  list: readonly OutgoingMessage[],
+  maxBytes: number,
+): Promise<PreparedMessage[]> {
+  const bodies = await mapInSlices(list, (m) => checkedBody(m, maxBytes));
+  return mapInSlices(list, (m, i) => prepared(m, bodies[i]!));
 }

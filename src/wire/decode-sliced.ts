@@ -14,26 +14,6 @@ const SLICE_MS = 4;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * `items.map(f)` in slices of a few milliseconds with other requests served in between: turning
- * 10,000 decoded messages into the broker's (their bodies from base64) took 100 ms and more.
- * `release`: each item is dropped from `items` once mapped (the caller has no further use for
- * them), so a 32 MiB request does not hold both forms of its bodies at once.
- */
-export async function mapSliced<T, U>(items: T[], f: (item: T) => U, release = false): Promise<U[]> {
-  const out: U[] = new Array(items.length);
-  let slice = performance.now();
-  for (let i = 0; i < items.length; i++) {
-    out[i] = f(items[i]!);
-    if (release) (items as (T | undefined)[])[i] = undefined;
-    if (performance.now() - slice > SLICE_MS) {
-      await nextTurn();
-      slice = performance.now();
-    }
-  }
-  return out;
-}
-
-/**
  * A list field whose items are turned into what its handler uses (a Send's messages into the
  * broker's, bodies decoded from base64) as each is decoded: the wire form of 10,000 items then
  * never lives at once, and their strings die young instead of surviving into the old generation.

@@ -17,7 +17,6 @@ export { decodeRequest } from "./decode.js";
 export {
   decodeRequestSliced,
   type ListPreparation,
-  mapSliced,
   prepareList,
   SLICED_DECODE_BYTES,
 } from "./decode-sliced.js";

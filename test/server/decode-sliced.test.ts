@@ -6,7 +6,6 @@ import {
   CompleteBatchRequest,
   decodeRequest,
   decodeRequestSliced,
-  mapSliced,
   outgoingFromWire,
   prepareList,
   ReceiveAnyRequest,
@@ -212,31 +211,5 @@ describe("sliced decoding", () => {
       clearInterval(ticker);
     }
     assert.ok(turns > 0, "a timer ran while it decoded");
-  });
-});
-
-describe("mapSliced", () => {
-  it("maps in order; with release, drops each item from its list once mapped", async () => {
-    const items = Array.from({ length: 5000 }, (_, i) => ({ i }));
-    const kept = await mapSliced(items, (x) => x.i * 2);
-    assert.deepEqual(kept.slice(0, 3), [0, 2, 4]);
-    assert.equal(items[4999]?.i, 4999, "without release the list is left as it was");
-    const seen: number[] = [];
-    const out = await mapSliced(
-      items,
-      (x) => {
-        seen.push(x.i);
-        return x.i + 1;
-      },
-      true,
-    );
-    assert.equal(out.length, 5000);
-    assert.equal(out[4999], 5000);
-    assert.deepEqual(seen.slice(0, 3), [0, 1, 2]);
-    assert.equal(items.length, 5000);
-    assert.ok(
-      items.every((x) => x === undefined),
-      "every item released",
-    );
   });
 });
