@@ -60,9 +60,8 @@ const isLongList = (v: unknown): v is unknown[] | WireList<unknown> =>
  * with other requests served in between (encoding a 32 MiB Peek answer and converting it to bytes
  * in one go held the server for half a second and more). The text is `encodeJson`'s, byte for byte:
  * the fields in their order, the list's items each by `JSON.stringify`. Undefined when the answer
- * has no list or encodes in one short slice (then it is answered whole, as usual). Each item is
- * dropped from its list once encoded (the list is the answer's own), a `WireList`'s item turned
- * into its wire form only then.
+ * has no list or encodes in one short slice (then it is answered whole, as usual). A `WireList`'s
+ * item is turned into its wire form only then, and dropped from the list once encoded.
  */
 function slicedAnswer(body: unknown): ReadableStream<Uint8Array> | string | undefined {
   if (body === null || typeof body !== "object" || Array.isArray(body)) return undefined;
@@ -90,9 +89,13 @@ function slicedAnswer(body: unknown): ReadableStream<Uint8Array> | string | unde
     let bytes = 0;
     const started = performance.now();
     while (next < items.length && bytes < SLICED_ANSWER_BYTES * 4 && performance.now() - started < SLICE_MS) {
-      const item = items[next];
-      items[next] = undefined;
-      const text = JSON.stringify(toWire ? toWire(item) : item) ?? "null";
+      let item = items[next];
+      if (toWire) {
+        // The list is the answer's own: its item goes once written.
+        items[next] = undefined;
+        item = toWire(item);
+      }
+      const text = JSON.stringify(item) ?? "null";
       parts.push(next === 0 ? text : `,${text}`);
       bytes += text.length;
       next++;
