@@ -55,13 +55,17 @@ const SLICE_MS = 4;
 const isLongList = (v: unknown): v is unknown[] | WireList<unknown> =>
   (Array.isArray(v) || v instanceof WireList) && v.length > 1;
 
+/** Part of a sliced answer: text (encoded as it is written) or bytes already encoded. */
+type Chunk = string | Uint8Array;
+
 /**
  * An answer whose one list is large, as a stream of slices encoded a few milliseconds at a time
  * with other requests served in between (encoding a 32 MiB Peek answer and converting it to bytes
- * in one go held the server for half a second and more). The text is `encodeJson`'s, byte for byte:
- * the fields in their order, the list's items each by `JSON.stringify`. Undefined when the answer
- * has no list or encodes in one short slice (then it is answered whole, as usual). A `WireList`'s
- * item is turned into its wire form only then, and dropped from the list once encoded.
+ * in one go held the server for half a second and more). The bytes are those of `encodeJson`'s
+ * text: the fields in their order, the list's items each by `JSON.stringify`. Undefined when the
+ * answer has no list or encodes in one short slice of text (then it is answered whole, as usual). A
+ * `WireList`'s item is turned into its wire form (or straight into bytes) only then, and dropped
+ * from the list once encoded.
  */
 function slicedAnswer(body: unknown): ReadableStream<Uint8Array> | string | undefined {
   if (body === null || typeof body !== "object" || Array.isArray(body)) return undefined;
@@ -80,45 +84,64 @@ function slicedAnswer(body: unknown): ReadableStream<Uint8Array> | string | unde
     .map(([k, v]) => `,${field(k, v)}`)
     .join("")}}\n`;
   const list = entries[at]![1] as unknown[] | WireList<unknown>;
-  const items = list instanceof WireList ? list.items : list;
-  const toWire = list instanceof WireList ? (list.toWire as (item: unknown) => unknown) : undefined;
+  const own = list instanceof WireList ? list : undefined;
+  const items = own ? own.items : (list as unknown[]);
+  const toWire = own?.toWire as ((item: unknown) => unknown) | undefined;
+  const jsonBytes = own?.jsonBytes as ((item: unknown) => Uint8Array | undefined) | undefined;
   let next = 0;
-  /** Encodes items from `next` for one slice; the text, and whether the list is done. */
-  const slice = (): string => {
-    const parts: string[] = [];
+  /** Encodes items from `next` for one slice: its chunks, text runs joined. */
+  const slice = (): Chunk[] => {
+    const chunks: Chunk[] = [];
+    let text = "";
     let bytes = 0;
     const started = performance.now();
     while (next < items.length && bytes < SLICED_ANSWER_BYTES * 4 && performance.now() - started < SLICE_MS) {
       let item = items[next];
-      if (toWire) {
-        // The list is the answer's own: its item goes once written.
-        items[next] = undefined;
-        item = toWire(item);
-      }
-      const text = JSON.stringify(item) ?? "null";
-      parts.push(next === 0 ? text : `,${text}`);
-      bytes += text.length;
+      const comma = next === 0 ? "" : ",";
       next++;
+      if (own) {
+        // The list is the answer's own: its item goes once written.
+        items[next - 1] = undefined;
+        const encoded = jsonBytes?.(item);
+        if (encoded) {
+          chunks.push(text + comma, encoded);
+          text = "";
+          bytes += encoded.length;
+          continue;
+        }
+        item = toWire!(item);
+      }
+      const itemText = JSON.stringify(item) ?? "null";
+      text += comma + itemText;
+      bytes += itemText.length;
     }
-    return parts.join("");
+    chunks.push(text);
+    return chunks;
   };
   const first = slice();
-  if (next === items.length && first.length < SLICED_ANSWER_BYTES) return head + first + tail;
+  if (next === items.length && first.length === 1 && (first[0] as string).length < SLICED_ANSWER_BYTES)
+    return head + (first[0] as string) + tail;
   const encoder = new TextEncoder();
-  let pending: string | undefined = head + first;
+  let pending: Chunk[] | undefined = [head, ...first];
+  const write = (controller: ReadableStreamDefaultController<Uint8Array>, chunks: Chunk[]) => {
+    for (const c of chunks) {
+      if (typeof c !== "string") controller.enqueue(c);
+      else if (c.length > 0) controller.enqueue(encoder.encode(c));
+    }
+  };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       if (pending !== undefined) {
-        controller.enqueue(encoder.encode(pending));
+        write(controller, pending);
         pending = undefined;
         return;
       }
       await new Promise<void>((resolve) => setImmediate(resolve));
-      const text = slice();
+      const chunks = slice();
       if (next === items.length) {
-        controller.enqueue(encoder.encode(text + tail));
+        write(controller, [...chunks, tail]);
         controller.close();
-      } else controller.enqueue(encoder.encode(text));
+      } else write(controller, chunks);
     },
   });
 }

@@ -9,6 +9,11 @@ export class WireList<W> {
     /** The items; the answer's encoder empties each slot once it has written the item. */
     readonly items: unknown[],
     readonly toWire: (item: never) => W,
+    /**
+     * The UTF-8 bytes of an item's JSON (those of `JSON.stringify(toWire(item))`) where making
+     * them directly costs less than the text (a large message body); undefined otherwise.
+     */
+    readonly jsonBytes?: (item: never) => Uint8Array | undefined,
   ) {}
 
   get length(): number {

@@ -3,7 +3,8 @@
 // characters split across the body's chunks included.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { encodeJson, messageToWire } from "../../src/wire/index.js";
+import type { Message } from "../../src/contract/types.js";
+import { encodeJson, LARGE_BODY_BYTES, messageJsonBytes, messageToWire } from "../../src/wire/index.js";
 import { b64, serve } from "./harness.js";
 
 describe("large requests and answers", () => {
@@ -34,5 +35,66 @@ describe("large requests and answers", () => {
     } finally {
       await s.close();
     }
+  });
+
+  it("Peek, Receive and ReceiveDeferred answer messages with large bodies as encodeJson's text, byte for byte", async () => {
+    const s = await serve();
+    try {
+      await s.rpc("AdminService/CreateQueue", { name: 'q"body"' });
+      // Sizes around the large-body threshold and the base64 pieces, each remainder modulo 3.
+      const sizes = [LARGE_BODY_BYTES - 1, LARGE_BODY_BYTES, LARGE_BODY_BYTES + 1, 49_153, 98_305, 200_002];
+      const messages = sizes.map((n, i) => ({
+        body: Buffer.alloc(n, i + 1).toString("base64"),
+        // A property that reads like the body's key and value, before the real body.
+        properties: { body: "AA==", k: `é${i}` },
+        subject: '"body":"AA=="',
+      }));
+      const sent = await s.rpc("QueueService/Send", { queue: 'q"body"', messages });
+      assert.equal(sent.status, 200, sent.text);
+      const stored = await s.broker.peek('q"body"', { max: 100 });
+      assert.equal(stored.length, sizes.length);
+      const peek = await s.post("/mqlite.v1.QueueService/Peek", { queue: 'q"body"', max: 100 });
+      assert.equal(peek.status, 200);
+      const peeked = encodeJson({ messages: stored.map(messageToWire) });
+      assert.equal(peek.text, peeked);
+      const got = await s.post("/mqlite.v1.QueueService/Receive", { queue: 'q"body"', max_messages: 100 });
+      assert.equal(got.status, 200);
+      // A Receive's messages carry their lock tokens: each one as its wire form would, in order.
+      const received = JSON.parse(got.text).messages as { lock_token: string }[];
+      assert.equal(received.length, sizes.length);
+      const locked = await s.broker.peek('q"body"', { max: 100 });
+      const asReceived = locked.map((m, i) => ({ ...m, lockToken: received[i]!.lock_token }));
+      assert.equal(
+        got.text,
+        encodeJson({
+          messages: asReceived.map((m) => {
+            const { state, visible_at_ms, ...w } = messageToWire(m);
+            return w;
+          }),
+        }),
+      );
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("messageJsonBytes writes what JSON.stringify(messageToWire(m)) writes, for a large body only", () => {
+    const base: Message = {
+      seqNumber: 7,
+      body: Buffer.alloc(0),
+      enqueuedAt: 1,
+      deliveryCount: 2,
+      properties: { body: "AA==", x: "😀" },
+      subject: "s",
+      priority: 3,
+      queue: 'a"body":"AA=="',
+    };
+    for (const n of [LARGE_BODY_BYTES, LARGE_BODY_BYTES + 1, LARGE_BODY_BYTES + 2, 3 * 49_152 + 1]) {
+      const m = { ...base, body: Buffer.from(Array.from({ length: n }, (_, i) => (i * 7) % 256)) };
+      const bytes = messageJsonBytes(m);
+      assert.ok(bytes, `a body of ${n} bytes is written as bytes`);
+      assert.equal(Buffer.from(bytes).toString(), JSON.stringify(messageToWire(m)));
+    }
+    assert.equal(messageJsonBytes({ ...base, body: Buffer.alloc(LARGE_BODY_BYTES - 1) }), undefined);
   });
 });

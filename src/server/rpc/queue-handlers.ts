@@ -3,6 +3,7 @@ import type { OutgoingMessage } from "../../contract/types.js";
 import {
   decodeBase64,
   type ListPreparation,
+  messageJsonBytes,
   messageToWire,
   outgoingFromWire,
   type RequestOf,
@@ -88,7 +89,7 @@ async function receive(req: RequestOf<"receive">, ctx: RpcContext): Promise<Answ
   giveBackIfUndelivered(ctx, messages, () => queue);
   return {
     // A copy: the give-back above keeps the messages themselves.
-    messages: new WireList(messages.slice(), messageToWire),
+    messages: new WireList(messages.slice(), messageToWire, messageJsonBytes),
   };
 }
 
@@ -199,7 +200,7 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
     ctx.note({ queue });
     const messages = await ctx.broker.receiveDeferred(queue, req.seq_numbers ?? []);
     ctx.note({ msgs: messages.length });
-    return { messages: new WireList(messages, messageToWire) };
+    return { messages: new WireList(messages, messageToWire, messageJsonBytes) };
   },
 
   async cancel(req, ctx) {
@@ -219,7 +220,7 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
       ...(req.state && { state: req.state as never }),
     });
     ctx.note({ msgs: messages.length });
-    return { messages: new WireList(messages, messageToWire) };
+    return { messages: new WireList(messages, messageToWire, messageJsonBytes) };
   },
 
   async stats(req, ctx) {
