@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/open.js";
 import { openDatabase } from "../../src/store/sqlite/database.js";
+import { QueueCounter } from "../../src/store/sqlite/queue-counter.js";
 import { COLUMN_COUNT, INSERT_COLUMNS, RowInserter, shapeSql } from "../../src/store/sqlite/row-insert.js";
 import { SequenceNumbers } from "../../src/store/sqlite/sequence-numbers.js";
 
@@ -34,7 +35,7 @@ describe("shaped row inserts", () => {
   it("stores every row's own values, in order, with consecutive ids, whatever varies", () => {
     const db = openDatabase(":memory:", { now: 0 });
     db.prepare("INSERT INTO queues (name, created_at, updated_at) VALUES ('q', 0, 0), ('r', 0, 0)").run();
-    const rows = new RowInserter(db, new SequenceNumbers(db, "messages"));
+    const rows = new RowInserter(db, new SequenceNumbers(db, "messages"), new QueueCounter(db));
     const row = (i: number, over: Partial<Record<(typeof INSERT_COLUMNS)[number], unknown>> = {}) => {
       const base: Record<string, unknown> = {
         queue: "q",
@@ -89,6 +90,19 @@ describe("shaped row inserts", () => {
         );
       });
     }
+    // Every row counted by queue and state, as a full count finds them (one upsert per pair).
+    const counted = db
+      .prepare("SELECT queue, state, n FROM queue_counts WHERE n > 0 ORDER BY queue, state")
+      .all();
+    const full = db
+      .prepare("SELECT queue, state, count(*) AS n FROM messages GROUP BY queue, state ORDER BY queue, state")
+      .all();
+    assert.deepEqual(counted, full);
+    assert.deepEqual(full, [
+      { queue: "q", state: "active", n: 11 },
+      { queue: "q", state: "scheduled", n: 1 },
+      { queue: "r", state: "active", n: 1 },
+    ]);
     db.close();
   });
 

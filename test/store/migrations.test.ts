@@ -89,6 +89,7 @@ describe("store: migrations", () => {
         { version: 9, name: "queue_counts" },
         { version: 10, name: "flows_logs_events" },
         { version: 11, name: "metrics_debounce" },
+        { version: 12, name: "counted_inserts" },
       ],
     );
     // 6 (sequence_reservations): ids come from the reservation, not from AUTOINCREMENT.

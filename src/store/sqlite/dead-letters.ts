@@ -1,6 +1,7 @@
 import type { DeadLetter, DeadLetterOps, DeadLetterQueue } from "../../core/verbs/dead-letters.js";
 import { RETENTION_BATCH } from "../../core/verbs/dead-letters.js";
 import type { SqliteDatabase } from "./database.js";
+import type { QueueCounter } from "./queue-counter.js";
 import type { QueueRegistry } from "./queue-registry.js";
 import type { SequenceNumbers } from "./sequence-numbers.js";
 
@@ -22,6 +23,7 @@ export class SqliteDeadLetterOps implements DeadLetterOps {
     db: SqliteDatabase,
     private readonly ids: SequenceNumbers,
     private readonly queues: QueueRegistry,
+    private readonly counts: QueueCounter,
   ) {
     this.candidates = db.prepare(`
       SELECT id, group_id FROM messages WHERE queue = @queue AND state = 'dead_lettered' AND (@cutoff = 0 OR enqueued_at < @cutoff)
@@ -95,6 +97,8 @@ export class SqliteDeadLetterOps implements DeadLetterOps {
         moved++;
       }
     }
+    // The copies, counted as inserts are (their deletes by the delete trigger).
+    this.counts.inserted(a.target, "active", moved);
     return moved;
   }
 

@@ -2,6 +2,7 @@ import { MAX_DELIVERY_REASON } from "../../core/limits.js";
 import type { MaintenanceOps, Reaped } from "../../core/verbs/maintenance.js";
 import type { SqliteDatabase } from "./database.js";
 import { SqliteDeadLetterOps } from "./dead-letters.js";
+import type { QueueCounter } from "./queue-counter.js";
 import type { QueueRegistry } from "./queue-registry.js";
 import type { SequenceNumbers } from "./sequence-numbers.js";
 import type { TopicLog } from "./topic-log.js";
@@ -29,8 +30,9 @@ export class SqliteMaintenanceOps extends SqliteDeadLetterOps implements Mainten
     ids: SequenceNumbers,
     queues: QueueRegistry,
     private readonly topicLog: TopicLog,
+    counts: QueueCounter,
   ) {
-    super(db, ids, queues);
+    super(db, ids, queues, counts);
     // A message's own delivery limit, when it has one, wins over its queue's.
     const atLimit = `delivery_count >= CASE WHEN max_deliveries > 0 THEN max_deliveries
       ELSE (SELECT max_delivery_count FROM queues q WHERE q.name = messages.queue) END`;

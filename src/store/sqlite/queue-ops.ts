@@ -56,7 +56,7 @@ export class SqliteQueueOps implements QueueOps {
       db.prepare("DELETE FROM settlement_receipts WHERE queue = ?"),
       db.prepare("DELETE FROM receive_attempts WHERE queue = ?"),
     ];
-    // Counts are kept by triggers (migration 9): a few rows, whatever the backlog. The oldest live
+    // Counts are kept in the writing transactions (migrations 9 and 12): a few rows, whatever the backlog. The oldest live
     // message is the first by sequence in each of the two states: sequence numbers follow send
     // time, so that is MIN(enqueued_at) in two index seeks instead of a read of every row.
     this.statsRows = db.prepare("SELECT state, n FROM queue_counts WHERE queue = ?");

@@ -1,5 +1,6 @@
 import type { Statement } from "better-sqlite3";
 import type { SqliteDatabase } from "./database.js";
+import type { QueueCounter } from "./queue-counter.js";
 import type { SequenceNumbers } from "./sequence-numbers.js";
 
 /** The columns a send writes, in the order `RowValues` holds them. */
@@ -26,6 +27,9 @@ export const INSERT_COLUMNS = [
 ] as const;
 
 export const COLUMN_COUNT = INSERT_COLUMNS.length;
+
+const QUEUE = INSERT_COLUMNS.indexOf("queue");
+const STATE = INSERT_COLUMNS.indexOf("state");
 
 /**
  * Each column's default in the table (`undefined`: the column has none and is always written). A
@@ -60,11 +64,12 @@ export class RowInserter {
   constructor(
     private readonly db: SqliteDatabase,
     private readonly ids: SequenceNumbers,
+    private readonly counts: QueueCounter,
   ) {}
 
   /**
    * Inserts `rows` rows whose values are `values` (`COLUMN_COUNT` per row, in `INSERT_COLUMNS`
-   * order) in one statement; returns the last row's id.
+   * order) in one statement, and counts them in `queue_counts`; returns the last row's id.
    */
   run(values: readonly unknown[], rows: number): number {
     let varying = 0;
@@ -97,7 +102,26 @@ export class RowInserter {
       for (const c of perRow) params[p++] = values[base + c];
     }
     this.statement(rows, varying, omitted).run(params);
+    this.count(values, rows, varying);
     return first + rows - 1;
+  }
+
+  /** Counts the rows by queue and state: one upsert when they share both (a batch, a job burst). */
+  private count(values: readonly unknown[], rows: number, varying: number): void {
+    if (!(varying & ((1 << QUEUE) | (1 << STATE)))) {
+      this.counts.inserted(values[QUEUE] as string, values[STATE] as string, rows);
+      return;
+    }
+    const byKey = new Map<string, { queue: string; state: string; n: number }>();
+    for (let base = 0; base < rows * COLUMN_COUNT; base += COLUMN_COUNT) {
+      const queue = values[base + QUEUE] as string;
+      const state = values[base + STATE] as string;
+      const key = `${queue}\u0000${state}`;
+      const seen = byKey.get(key);
+      if (seen) seen.n++;
+      else byKey.set(key, { queue, state, n: 1 });
+    }
+    for (const { queue, state, n } of byKey.values()) this.counts.inserted(queue, state, n);
   }
 
   private statement(rows: number, varying: number, omitted: number): Statement {

@@ -4,6 +4,7 @@ import type { QueueRow } from "../../core/queue-config.js";
 import type { Route, SendOps } from "../../core/verbs/send.js";
 import type { DedupHit, DedupKey, NewRow } from "../../core/verbs/send-rows.js";
 import type { SqliteDatabase } from "./database.js";
+import type { QueueCounter } from "./queue-counter.js";
 import type { QueueRegistry } from "./queue-registry.js";
 import { COLUMN_COUNT, RowInserter } from "./row-insert.js";
 import type { SequenceNumbers } from "./sequence-numbers.js";
@@ -38,8 +39,9 @@ export class SqliteSendOps implements SendOps {
     private readonly queues: QueueRegistry,
     private readonly subscriptions: Subscriptions,
     private readonly topicLog: TopicLog,
+    counts: QueueCounter,
   ) {
-    this.rows = new RowInserter(db, ids);
+    this.rows = new RowInserter(db, ids, counts);
     this.findLiveRow = db
       .prepare(`
       SELECT id FROM messages INDEXED BY idx_msg_unique_key

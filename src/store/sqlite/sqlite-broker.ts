@@ -43,6 +43,7 @@ import { SqliteNamedLockOps } from "./locks.js";
 import { reclaimFreePages, SqliteMaintenanceOps } from "./maintenance.js";
 import { SqliteRecordOps } from "./message-records.js";
 import { LATEST_SCHEMA_VERSION } from "./migrations/index.js";
+import { QueueCounter } from "./queue-counter.js";
 import { SqliteQueueOps } from "./queue-ops.js";
 import { QueueRegistry } from "./queue-registry.js";
 import { fileReadiness } from "./readiness.js";
@@ -168,13 +169,14 @@ export class SqliteBroker extends CoreBroker implements Broker {
     this.topicLog = new TopicLog(this.db, this.topicIds);
     this.claimOps = new SqliteClaimOps(this.db, this.queues);
     this.settleOps = new SqliteSettleOps(this.db, this.queues);
-    this.maintenanceOps = new SqliteMaintenanceOps(this.db, this.ids, this.queues, this.topicLog);
+    const counts = new QueueCounter(this.db);
+    this.maintenanceOps = new SqliteMaintenanceOps(this.db, this.ids, this.queues, this.topicLog, counts);
     this.records = new SqliteRecordOps(this.db);
     this.locks = new SqliteNamedLockOps(this.db);
     this.ops = {
       settle: this.settleOps,
       claim: this.claimOps,
-      send: new SqliteSendOps(this.db, this.ids, this.queues, this.subscriptions, this.topicLog),
+      send: new SqliteSendOps(this.db, this.ids, this.queues, this.subscriptions, this.topicLog, counts),
       queues: new SqliteQueueOps(this.db, this.queues, this.subscriptions, this.topicLog),
       topics: new SqliteTopicOps(this.db, this.topicLog, this.queues, this.subscriptions),
       maintenance: this.maintenanceOps,

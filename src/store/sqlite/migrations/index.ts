@@ -9,6 +9,7 @@ import { rowidTailedIndexes } from "./0008_rowid_tailed_indexes.js";
 import { queueCounts } from "./0009_queue_counts.js";
 import { flowsLogsEvents } from "./0010_flows_logs_events.js";
 import { metricsDebounce } from "./0011_metrics_debounce.js";
+import { countedInserts } from "./0012_counted_inserts.js";
 import type { Migration } from "./migration.js";
 
 export type { Migration } from "./migration.js";
@@ -26,6 +27,7 @@ export const migrations: readonly Migration[] = [
   queueCounts,
   flowsLogsEvents,
   metricsDebounce,
+  countedInserts,
 ];
 
 export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1]!.version;
