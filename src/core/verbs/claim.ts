@@ -77,8 +77,12 @@ export interface ClaimOps {
   bucket(key: string): { tokens: number; updatedAt: number } | undefined;
   /** Stores a gate's token bucket. */
   saveBucket(a: { key: string; tokens: number; now: number }): void;
-  /** Up to `max` rows of the queue from `from` on in sequence order, of one state or of every state. */
-  peek(a: { queue: string; state?: MessageState; from: number; max: number }): MessageRow[];
+  /**
+   * Up to `max` rows of the queue from `from` on in sequence order, of one state or of every state,
+   * stopping at the row whose body and properties (their lengths as JavaScript counts them, or
+   * less) bring the total to `budget`: the rows after it are never read.
+   */
+  peek(a: { queue: string; state?: MessageState; from: number; max: number; budget: number }): MessageRow[];
 }
 
 /** What a claim across queues found, and when a gate-held subject may become claimable. */
@@ -194,7 +198,7 @@ export function* peek(
   from: number,
   max: number,
 ): Verb<Message[]> {
-  const rows = yield* ask((o) => o.claim.peek({ queue, state, from, max }));
+  const rows = yield* ask((o) => o.claim.peek({ queue, state, from, max, budget: RECEIVE_BODY_BUDGET }));
   const out: Message[] = [];
   let bytes = 0;
   for (const row of rows) {

@@ -113,14 +113,29 @@ const CLAIM_ONE_GROUPED = claimOneSql(groupRule, "m.priority DESC, m.id", true);
 const CLAIM_ONE_STRICT = claimOneSql(strictRule, "m.id", false);
 
 /** One claim per state, merged: each an index range whatever the queue holds. */
-const PEEK_ALL = `
-  SELECT * FROM (
+/**
+ * A peek's rows stop at the one whose body and properties bring the total to the budget (`$4`):
+ * the window sums lengths the row headers give (no body is read for it), and only the rows kept
+ * are fetched whole.
+ */
+const peekWithin = (candidates: string) => `
+  SELECT ${PEEK_COLUMNS} FROM messages WHERE id IN (
+    SELECT id FROM (
+      SELECT id, coalesce(sum(octet_length(body) + coalesce(char_length(properties), 0))
+        OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+      FROM (${candidates}) c
+    ) w WHERE before < $4)
+  ORDER BY id`;
+const PEEK_ALL = peekWithin(`
+  SELECT id, body, properties FROM (
     ${MESSAGE_STATES.map(
       (s) =>
-        `(SELECT ${PEEK_COLUMNS} FROM messages WHERE queue = $1 AND state = '${s}' AND id >= $2 ORDER BY id LIMIT $3)`,
+        `(SELECT id, body, properties FROM messages WHERE queue = $1 AND state = '${s}' AND id >= $2 ORDER BY id LIMIT $3)`,
     ).join(" UNION ALL ")}
-  ) t ORDER BY id LIMIT $3`;
-const PEEK_STATE = `SELECT ${PEEK_COLUMNS} FROM messages WHERE queue = $1 AND state = $4 AND id >= $2 ORDER BY id LIMIT $3`;
+  ) t ORDER BY id LIMIT $3`);
+const PEEK_STATE = peekWithin(
+  "SELECT id, body, properties FROM messages WHERE queue = $1 AND state = $5 AND id >= $2 ORDER BY id LIMIT $3",
+);
 
 const COUNT_LOCKED = "SELECT count(*)::int AS n FROM messages WHERE state = 'locked' AND subject = $1";
 const READ_BUCKET = "SELECT tokens, updated_at FROM rate_limits WHERE key = $1";
@@ -310,10 +325,16 @@ export class PgClaimOps implements Async<ClaimOps> {
     await this.c.q(WRITE_BUCKET, [a.key, a.tokens, a.now]);
   }
 
-  async peek(a: { queue: string; state?: MessageState; from: number; max: number }): Promise<MessageRow[]> {
+  async peek(a: {
+    queue: string;
+    state?: MessageState;
+    from: number;
+    max: number;
+    budget: number;
+  }): Promise<MessageRow[]> {
     const queue = pgName(a.queue);
     return a.state
-      ? this.c.q<MessageRow>(PEEK_STATE, [queue, a.from, a.max, a.state])
-      : this.c.q<MessageRow>(PEEK_ALL, [queue, a.from, a.max]);
+      ? this.c.q<MessageRow>(PEEK_STATE, [queue, a.from, a.max, a.budget, a.state])
+      : this.c.q<MessageRow>(PEEK_ALL, [queue, a.from, a.max, a.budget]);
   }
 }

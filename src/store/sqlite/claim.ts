@@ -111,7 +111,8 @@ export class SqliteClaimOps implements ClaimOps {
   private readonly countLocked;
   private readonly readBucket;
   private readonly writeBucket;
-  private readonly peekRows;
+  private readonly peekIds;
+  private readonly peekRow;
 
   constructor(
     db: SqliteDatabase,
@@ -150,9 +151,11 @@ export class SqliteClaimOps implements ClaimOps {
     this.writeBucket = db.prepare(`
       INSERT INTO rate_limits (key, tokens, updated_at) VALUES (?, ?, ?)
       ON CONFLICT (key) DO UPDATE SET tokens = excluded.tokens, updated_at = excluded.updated_at`);
-    this.peekRows = db.prepare(
-      `SELECT ${PEEK_COLUMNS} FROM messages WHERE queue = ? AND state = ? AND id >= ? ORDER BY id LIMIT ?`,
-    );
+    // Ids first (from the index alone), then each row until the budget is spent.
+    this.peekIds = db
+      .prepare("SELECT id FROM messages WHERE queue = ? AND state = ? AND id >= ? ORDER BY id LIMIT ?")
+      .pluck();
+    this.peekRow = db.prepare(`SELECT ${PEEK_COLUMNS} FROM messages WHERE id = ?`);
   }
 
   queue(name: string): QueueRow | undefined {
@@ -252,11 +255,21 @@ export class SqliteClaimOps implements ClaimOps {
   }
 
   /** One index range per state, merged: each is a seek, whatever the queue holds. */
-  peek(a: { queue: string; state?: MessageState; from: number; max: number }): MessageRow[] {
+  peek(a: { queue: string; state?: MessageState; from: number; max: number; budget: number }): MessageRow[] {
     const { queue, state, from, max } = a;
-    if (state) return this.peekRows.all(queue, state, from, max) as MessageRow[];
-    return MESSAGE_STATES.flatMap((s) => this.peekRows.all(queue, s, from, max) as MessageRow[])
-      .sort((x, y) => x.id - y.id)
-      .slice(0, max);
+    const ids = state
+      ? (this.peekIds.all(queue, state, from, max) as number[])
+      : MESSAGE_STATES.flatMap((s) => this.peekIds.all(queue, s, from, max) as number[])
+          .sort((x, y) => x - y)
+          .slice(0, max);
+    const rows: MessageRow[] = [];
+    let bytes = 0;
+    for (const id of ids) {
+      const row = this.peekRow.get(id) as MessageRow;
+      rows.push(row);
+      bytes += row.body.length + (row.properties?.length ?? 0);
+      if (bytes >= a.budget) break;
+    }
+    return rows;
   }
 }
