@@ -69,7 +69,11 @@ export interface ClaimOps {
    * line for the next one) and answers it without a lock.
    */
   claim(a: ClaimRequest): Message[];
-  /** Locks the given deferred messages of the queue (others are skipped), in the order asked. */
+  /**
+   * Locks the given deferred messages of the queue (others are skipped), in the order asked,
+   * stopping after the one whose body (and properties) crosses `RECEIVE_BODY_BUDGET`: the rest stay
+   * deferred, for another call.
+   */
   claimDeferred(a: { queue: QueueRow; seqs: readonly number[]; now: number }): Message[];
   /** How many messages with this subject are locked, across every queue. */
   lockedCount(subject: string): number;

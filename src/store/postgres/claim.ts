@@ -152,13 +152,29 @@ const SAVE_ATTEMPT = `
   ON CONFLICT (queue, attempt_id) DO UPDATE SET response = excluded.response,
     created_at = excluded.created_at, expires_at = excluded.expires_at`;
 
+/**
+ * Locks the asked deferred messages in the order asked, up to the one whose body and properties
+ * bring the total to the budget (`$6`): the window sums lengths the row headers give. The rows are
+ * locked (`FOR UPDATE`) before they are summed, as a concurrent call may take some of them.
+ */
 const CLAIM_DEFERRED = `
+  WITH s AS (SELECT id, ord FROM unnest($1::bigint[]) WITH ORDINALITY AS s(id, ord)),
+  d AS (
+    SELECT m.id, s.ord, octet_length(m.body) + coalesce(char_length(m.properties), 0) AS len
+    FROM messages m JOIN s ON m.id = s.id
+    WHERE m.queue = $2 AND m.state = 'deferred'
+    FOR UPDATE OF m
+  ),
+  w AS (
+    SELECT id, ord, coalesce(sum(len) OVER (ORDER BY ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+    FROM d
+  )
   UPDATE messages SET state = 'locked',
     locked_until = ${lease("$5", "$3", "0")},
-    lock_token = ($4::text[])[s.ord], delivery_count = messages.delivery_count + 1, delivered_at = $5
-  FROM unnest($1::bigint[]) WITH ORDINALITY AS s(id, ord)
-  WHERE messages.id = s.id AND messages.queue = $2 AND messages.state = 'deferred'
-  RETURNING s.ord, ${RETURNED}`;
+    lock_token = ($4::text[])[w.ord], delivery_count = messages.delivery_count + 1, delivered_at = $5
+  FROM w
+  WHERE messages.id = w.id AND w.before < $6 AND messages.state = 'deferred'
+  RETURNING w.ord, ${RETURNED}`;
 
 /** The attempt id as stored (a very long id is stored as its hash: index rows are bounded). */
 function attemptKey(id: string): string {
@@ -308,6 +324,7 @@ export class PgClaimOps implements Async<ClaimOps> {
       a.queue.lock_duration_ms,
       unique.map(() => newLockToken()),
       a.now,
+      RECEIVE_BODY_BUDGET,
     ]);
     return rows.sort((x, y) => x.ord - y.ord).map((r) => deliveredMessage(r));
   }

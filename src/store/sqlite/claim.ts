@@ -227,7 +227,9 @@ export class SqliteClaimOps implements ClaimOps {
 
   claimDeferred(a: { queue: QueueRow; seqs: readonly number[]; now: number }): Message[] {
     const out: Message[] = [];
+    let bytes = 0;
     for (const seq of a.seqs) {
+      if (bytes >= RECEIVE_BODY_BUDGET) break;
       const values = this.claimDeferredRow.get({
         seq,
         queue: a.queue.name,
@@ -236,7 +238,10 @@ export class SqliteClaimOps implements ClaimOps {
         cap: 0,
         token: newLockToken(),
       }) as unknown[] | undefined;
-      if (values) out.push(deliveredMessage(deliveryRow(values)));
+      if (!values) continue;
+      const row = deliveryRow(values);
+      out.push(deliveredMessage(row));
+      bytes += row.body.length + (row.properties?.length ?? 0);
     }
     return out;
   }

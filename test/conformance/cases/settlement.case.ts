@@ -561,5 +561,24 @@ cases((factory) => {
     it("on an unknown queue is not_found", async () => {
       await fails(s.broker.receiveDeferred("nope", [1]), NotFoundError, "not_found");
     });
+
+    it("stops after the message that crosses the 32 MiB answer budget; the rest stay deferred", async () => {
+      await s.broker.createQueue("big", { lockDurationMs: 60_000 });
+      const body = Buffer.alloc(1024 * 1024, 7);
+      const sent: number[] = [];
+      for (let i = 0; i < 36; i++) sent.push(...(await s.broker.send("big", { body })));
+      for (;;) {
+        const got = await s.broker.receive("big", { maxMessages: 16 });
+        if (got.length === 0) break;
+        for (const m of got) await s.broker.defer("big", m.seqNumber, m.lockToken!);
+      }
+      // Asked in reverse: the answer keeps the order asked.
+      const asked = [...sent].reverse();
+      const first = await s.broker.receiveDeferred("big", asked);
+      assert.deepEqual(seqs(first), asked.slice(0, 32), "32 MiB, the 32nd crossing the budget");
+      assert.equal((await s.broker.stats("big")).deferred, 4, "the others were not locked");
+      const rest = await s.broker.receiveDeferred("big", asked);
+      assert.deepEqual(seqs(rest), asked.slice(32));
+    });
   });
 });
