@@ -38,6 +38,11 @@ export interface ClaimRequest {
   capMs: number;
   /** Holds back the subjects it excludes, and hears of each claimed subject. */
   gates?: ClaimGateSession;
+  /**
+   * Bytes of bodies and properties the answer may still take: the claim stops after the message
+   * that crosses it (`RECEIVE_BODY_BUDGET` for one queue; what is left of it across queues).
+   */
+  budget: number;
 }
 
 /**
@@ -65,16 +70,16 @@ export interface ClaimOps {
   /**
    * Claims up to `max` messages of the queue in its head-of-line order (ordering mode, priority),
    * each with its own lock token and lease, stopping after the message whose body (and properties)
-   * crosses `RECEIVE_BODY_BUDGET`. `receive-and-delete` deletes each claimed message (it frees its
+   * crosses `budget`. `receive-and-delete` deletes each claimed message (it frees its
    * line for the next one) and answers it without a lock.
    */
   claim(a: ClaimRequest): Message[];
   /**
    * Locks the given deferred messages of the queue (others are skipped), in the order asked,
-   * stopping after the one whose body (and properties) crosses `RECEIVE_BODY_BUDGET`: the rest stay
-   * deferred, for another call.
+   * stopping after the one whose body (and properties) crosses `budget`: the rest stay deferred,
+   * for another call.
    */
-  claimDeferred(a: { queue: QueueRow; seqs: readonly number[]; now: number }): Message[];
+  claimDeferred(a: { queue: QueueRow; seqs: readonly number[]; now: number; budget: number }): Message[];
   /** How many messages with this subject are locked, across every queue. */
   lockedCount(subject: string): number;
   /** A gate's stored token bucket. */
@@ -129,7 +134,9 @@ export function* receive(s: WriteScope, name: string, r: ReceiveInput): Verb<Mes
     yield* ask((o) => o.claim.serialize({ strict: [q.name], gates: [] }));
   }
   const max = q.paused ? 0 : r.max;
-  const out = yield* ask((o) => o.claim.claim({ queue: q, max, mode: r.mode, now: s.now, capMs: 0 }));
+  const out = yield* ask((o) =>
+    o.claim.claim({ queue: q, max, mode: r.mode, now: s.now, capMs: 0, budget: RECEIVE_BODY_BUDGET }),
+  );
   reportLeases(s, out);
   if (attemptId && out.length > 0) {
     const response = encodeMessages(out);
@@ -151,6 +158,11 @@ export interface ReceiveAnyInput {
   capMs: number;
 }
 
+/** The length of a message's properties as stored (their JSON), as the claims count them. */
+function propertiesLength(properties: Record<string, string> | undefined): number {
+  return properties ? JSON.stringify(properties).length : 0;
+}
+
 /**
  * `receiveAny`'s claim: up to `max` messages across the queues, in the order given (a missing or
  * paused queue is skipped). Gates hold back their subjects; the answer says when a held-back one
@@ -167,18 +179,21 @@ export function* receiveAny(s: WriteScope, r: ReceiveAnyInput): Verb<Claimed> {
   }
   const session: GateSession | undefined = gated ? yield* openGates(r.gates, s.now) : undefined;
   const messages: Message[] = [];
+  // One answer's budget across the queues: each claim gets what the ones before it left.
+  let budget = RECEIVE_BODY_BUDGET;
   for (const [k, q] of rows.entries()) {
     if (!q) continue;
     const max = q.paused ? 0 : r.max - messages.length;
     const got = yield* ask((o) =>
-      o.claim.claim({ queue: q, max, mode: "peek-lock", now: s.now, capMs: r.capMs, gates: session }),
+      o.claim.claim({ queue: q, max, mode: "peek-lock", now: s.now, capMs: r.capMs, gates: session, budget }),
     );
     const name = r.queues[k]!;
     for (const m of got) {
       m.queue = name;
       messages.push(m);
+      budget -= m.body.length + propertiesLength(m.properties);
     }
-    if (messages.length >= r.max) break;
+    if (messages.length >= r.max || budget <= 0) break;
   }
   reportLeases(s, messages);
   if (session) yield* session.finish();
@@ -190,7 +205,9 @@ export function* receiveDeferred(s: WriteScope, name: string, seqs: readonly num
   const q = yield* ask((o) => o.claim.queue(name));
   if (!q) throw new NotFoundError(QUEUE_NOT_FOUND);
   const out =
-    seqs.length === 0 ? [] : yield* ask((o) => o.claim.claimDeferred({ queue: q, seqs, now: s.now }));
+    seqs.length === 0
+      ? []
+      : yield* ask((o) => o.claim.claimDeferred({ queue: q, seqs, now: s.now, budget: RECEIVE_BODY_BUDGET }));
   reportLeases(s, out);
   return out;
 }

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { MESSAGE_STATES, type Message, type MessageState } from "../../contract/types.js";
 import { leaseDuration } from "../../core/lease.js";
-import { RECEIVE_BODY_BUDGET } from "../../core/limits.js";
 import { deliveredMessage, type MessageRow, PEEK_COLUMNS } from "../../core/message-row.js";
 import type { Async } from "../../core/port.js";
 import type { QueueRow } from "../../core/queue-config.js";
@@ -55,8 +54,8 @@ const claimable =
 /**
  * A peek-lock batch on a standard or group_fifo queue in one statement: the top claimable rows
  * (priority, then seq), skipping rows another transaction holds, up to the body budget (the row that
- * crosses it is kept), each with its own token. `$6` is the config version the caller's cached queue
- * row has: when it is no longer current, nothing is claimed and `fresh` is 0.
+ * crosses it is kept; `$8`), each with its own token. `$6` is the config version the caller's cached
+ * queue row has: when it is no longer current, nothing is claimed and `fresh` is 0.
  */
 const claimBatchSql = (guard: string) => `
   WITH g AS (SELECT 1 FROM queues WHERE name = $1 AND version = $6${guard}),
@@ -76,7 +75,7 @@ const claimBatchSql = (guard: string) => `
   u AS (
     UPDATE messages SET state = 'locked', locked_until = ${lease("$2", "$4", "$7")}, lock_token = ($5::text[])[n.rn],
       delivery_count = messages.delivery_count + 1, delivered_at = $2
-    FROM n WHERE messages.id = n.id AND n.before < ${RECEIVE_BODY_BUDGET}
+    FROM n WHERE messages.id = n.id AND n.before < $8
     RETURNING ${RETURNED}
   )
   SELECT (SELECT count(*) FROM g)::int AS fresh, u.* FROM (SELECT 1) AS one LEFT JOIN u ON true
@@ -255,18 +254,18 @@ export class PgClaimOps implements Async<ClaimOps> {
     const batch = !strict && a.mode === "peek-lock" && !a.gates;
     if (this.alone) {
       if (!batch) throw new Rerun(true);
-      const r = await this.claimBatch(q, a.max, a.now, a.capMs, true);
+      const r = await this.claimBatch(q, a, true);
       if (r.fresh) return r.messages;
       this.shared.queues.forget(q.name);
       throw new Rerun(false);
     }
     if (a.max === 0) return [];
     // The row was read in this transaction, so its version is current.
-    if (batch) return (await this.claimBatch(q, a.max, a.now, a.capMs, false)).messages;
+    if (batch) return (await this.claimBatch(q, a, false)).messages;
     const sql = strict ? CLAIM_ONE_STRICT : CLAIM_ONE_GROUPED;
     const out: Message[] = [];
     let bytes = 0;
-    while (out.length < a.max && bytes < RECEIVE_BODY_BUDGET) {
+    while (out.length < a.max && bytes < a.budget) {
       const token = newLockToken();
       const [row] = await this.c.q<MessageRow>(sql, [
         q.name,
@@ -296,26 +295,30 @@ export class PgClaimOps implements Async<ClaimOps> {
    */
   private async claimBatch(
     q: PgQueueRow,
-    max: number,
-    now: number,
-    capMs: number,
+    a: ClaimRequest,
     alone: boolean,
   ): Promise<{ fresh: boolean; messages: Message[] }> {
-    const tokens = Array.from({ length: max }, newLockToken);
+    const tokens = Array.from({ length: a.max }, newLockToken);
     const rows = await this.c.q<MessageRow & { fresh: number }>(alone ? CLAIM_BATCH_RELAXED : CLAIM_BATCH, [
       q.name,
-      now,
-      max,
+      a.now,
+      a.max,
       q.lock_duration_ms,
       tokens,
       q.version,
-      capMs,
+      a.capMs,
+      a.budget,
     ]);
     const fresh = (rows[0]?.fresh ?? 0) > 0;
     return { fresh, messages: rows.filter((r) => r.id !== null).map((r) => deliveredMessage(r)) };
   }
 
-  async claimDeferred(a: { queue: QueueRow; seqs: readonly number[]; now: number }): Promise<Message[]> {
+  async claimDeferred(a: {
+    queue: QueueRow;
+    seqs: readonly number[];
+    now: number;
+    budget: number;
+  }): Promise<Message[]> {
     const unique = [...new Set(a.seqs)];
     if (unique.length === 0) return [];
     const rows = await this.c.q<MessageRow & { ord: number }>(CLAIM_DEFERRED, [
@@ -324,7 +327,7 @@ export class PgClaimOps implements Async<ClaimOps> {
       a.queue.lock_duration_ms,
       unique.map(() => newLockToken()),
       a.now,
-      RECEIVE_BODY_BUDGET,
+      a.budget,
     ]);
     return rows.sort((x, y) => x.ord - y.ord).map((r) => deliveredMessage(r));
   }

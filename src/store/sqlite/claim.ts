@@ -1,7 +1,6 @@
 import type { Statement } from "better-sqlite3";
 import { MESSAGE_STATES, type Message, type MessageState } from "../../contract/types.js";
 import { leaseDuration } from "../../core/lease.js";
-import { RECEIVE_BODY_BUDGET } from "../../core/limits.js";
 import {
   DELIVERY_COLUMNS,
   deliveredMessage,
@@ -191,7 +190,7 @@ export class SqliteClaimOps implements ClaimOps {
     let bytes = 0;
     let held: string[] | undefined;
     let exclude: string | undefined;
-    while (out.length < max && bytes < RECEIVE_BODY_BUDGET) {
+    while (out.length < max && bytes < a.budget) {
       const token = newLockToken();
       const excluded = gates?.excluded();
       if (excluded !== held) {
@@ -225,11 +224,11 @@ export class SqliteClaimOps implements ClaimOps {
     return out;
   }
 
-  claimDeferred(a: { queue: QueueRow; seqs: readonly number[]; now: number }): Message[] {
+  claimDeferred(a: { queue: QueueRow; seqs: readonly number[]; now: number; budget: number }): Message[] {
     const out: Message[] = [];
     let bytes = 0;
     for (const seq of a.seqs) {
-      if (bytes >= RECEIVE_BODY_BUDGET) break;
+      if (bytes >= a.budget) break;
       const values = this.claimDeferredRow.get({
         seq,
         queue: a.queue.name,

@@ -41,6 +41,19 @@ cases((factory) => {
       assert.deepEqual(seqs(rest), [c]);
     });
 
+    it("J4.6 receiveAny's answer has one 32 MiB budget across its queues", async () => {
+      const body = Buffer.alloc(1024 * 1024, 7);
+      const one: number[] = [];
+      const two: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        one.push(...(await s.broker.send("q1", { body })));
+        two.push(...(await s.broker.send("q2", { body })));
+      }
+      const got = await s.broker.receiveAny(["q1", "q2"], { maxMessages: 256 });
+      assert.deepEqual(seqs(got), [...one, ...two.slice(0, 12)], "the 32nd message crosses it");
+      assert.equal((await s.broker.stats("q2")).active, 8, "the others were not locked");
+    });
+
     it("J4.3 receiveAny long-polls on every queue", async () => {
       const pending = s.broker.receiveAny(["q1", "q2"], { waitMs: 5000 });
       await new Promise((r) => setTimeout(r, 50));
