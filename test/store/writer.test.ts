@@ -365,6 +365,11 @@ describe("before-commit hooks", () => {
 });
 
 describe("long writes (runSliced)", () => {
+  /** Turns the event loop until a long write runs (it starts within a few turns, however loaded the machine). */
+  async function untilBusy(s: ReturnType<typeof setup>): Promise<void> {
+    for (let turn = 0; turn < 1000 && !s.writer.busy; turn++) await new Promise((r) => setImmediate(r));
+  }
+
   /** A long write inserting `values`, each a statement, after which the loop may turn. */
   function* inserting(s: ReturnType<typeof setup>, values: number[], failAt = -1) {
     const insert = s.db.prepare("INSERT INTO t (v) VALUES (?)");
@@ -394,7 +399,7 @@ describe("long writes (runSliced)", () => {
     setImmediate(tick);
     const done = s.writer.runSliced(() => inserting(s, values));
     // 400 statements of 0.2 ms each: several slices of 8 ms, with turns of the loop between them.
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await untilBusy(s);
     assert.equal(s.writer.busy, true);
     assert.equal(s.db.inTransaction, true);
     assert.equal(await done, 400);
@@ -417,15 +422,12 @@ describe("long writes (runSliced)", () => {
         ),
       )
       .then(() => order.push("long"));
-    const afterIt = new Promise<void>((resolve) =>
-      setTimeout(() => {
-        assert.equal(s.writer.busy, true);
-        void s.write(-2).then(() => {
-          order.push("after");
-          resolve();
-        });
-      }, 10),
-    );
+    const afterIt = untilBusy(s).then(() => {
+      assert.equal(s.writer.busy, true);
+      return s.write(-2).then(() => {
+        order.push("after");
+      });
+    });
     await Promise.all([before, long, afterIt]);
     assert.deepEqual(order, ["before", "long", "after"]);
     assert.equal(count(s), 202);
@@ -459,8 +461,8 @@ describe("long writes (runSliced)", () => {
         Array.from({ length: 100 }, (_, i) => i),
       ),
     );
-    // It starts within a few turns and runs for 20 ms.
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // Running for 20 ms in slices of 8, it is seen between two of them.
+    await untilBusy(s);
     assert.equal(s.writer.busy, true);
     await s.writer.settled();
     assert.equal(s.writer.busy, false);
