@@ -111,11 +111,11 @@ const CLAIM_ONE_GROUPED = claimOneSql(groupRule, "m.priority DESC, m.id", true);
 // redrive), and hold the queue's lock, so they wait for a row being settled instead of skipping it.
 const CLAIM_ONE_STRICT = claimOneSql(strictRule, "m.id", false);
 
-/** One claim per state, merged: each an index range whatever the queue holds. */
 /**
  * A peek's rows stop at the one whose body and properties bring the total to the budget (`$4`):
  * the window sums lengths the row headers give (no body is read for it), and only the rows kept
- * are fetched whole.
+ * are fetched whole. Of every state: one range per state, merged (each an index range whatever
+ * the queue holds).
  */
 const peekWithin = (candidates: string) => `
   SELECT ${PEEK_COLUMNS} FROM messages WHERE id IN (
