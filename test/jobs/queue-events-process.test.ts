@@ -54,8 +54,11 @@ describe("QueueEvents: jobs run by another process", () => {
     try {
       const id = await producer.enqueue("work", [5]);
       assert.equal(await producer.result(id, { timeoutMs: 15_000 }), worker.pid);
-      await eventually(() => seen.includes(`job.completed ${id}`), 10_000, "the completion");
-      assert.ok(seen.includes(`job.enqueued ${id}`) && seen.includes(`job.started ${id}`));
+      // Each process appends its events every 20 ms: the producer's enqueue may land after the
+      // worker's completion, so all three are awaited, not the completion alone.
+      const heard = [`job.enqueued ${id}`, `job.started ${id}`, `job.completed ${id}`];
+      await eventually(() => heard.every((e) => seen.includes(e)), 10_000, "the three events");
+      assert.equal(seen.filter((e) => heard.includes(e)).length, 3, "each heard once");
     } finally {
       await worker.stop();
       await producer.close();

@@ -81,6 +81,8 @@ describe("jobs: stall recovery across worker processes", () => {
     assert.equal((await victim.done).signal, "SIGKILL");
     // Waited for generously: the bound that matters is asserted on when the re-run started.
     assert.equal(await producer.result(id, { timeoutMs: 30_000 }), rescuer.child.pid);
+    // Its start line comes through a pipe, which can trail the result stored in the file.
+    await eventually(() => rescuer.started(id) !== undefined, 10_000, "the rescuer's start line");
     const rerun = rescuer.started(id)!;
     assert.equal(rerun.text.split(" ")[3], "2", "the second attempt");
     const waited = rerun.at - killedAt;
