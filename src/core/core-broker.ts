@@ -272,7 +272,7 @@ export abstract class CoreBroker {
       const from = integer(options.fromSeq, "from_seq");
       const state = options.state;
       if (state && !MESSAGE_STATES.includes(state)) return Promise.resolve([]);
-      return this.dialect.read(() => claim.peek(queue, state, from, max));
+      return this.dialect.read(() => claim.peek(queue, state, from, max), { sliced: true });
     });
   }
 

@@ -160,10 +160,21 @@ export const LONG_WRITE_ITEMS = 1000;
 /** The most items a long write's verb hands storage in one statement (a step between two turns). */
 export const STEP_ITEMS = 512;
 
+/** How a read verb may run. */
+export interface ReadOptions {
+  /**
+   * Its statements may be spread over several turns of the event loop, with other work (writes
+   * included) run between them; each statement sees what was committed when it ran. A dialect
+   * whose reads hold the event loop (SQLite) lets it turn between statements once a read has run
+   * for a while, so that one large read (a 32 MiB peek) does not hold every other request.
+   */
+  sliced?: boolean;
+}
+
 /** What a dialect gives the core: transactions to run verbs in. */
 export interface Dialect {
   /** Runs a write verb in a transaction; its effects happen after the commit. */
   write<T>(verb: (scope: WriteScope) => Verb<T>, options?: WriteOptions): Promise<T>;
   /** Runs a read-only verb. */
-  read<T>(verb: (now: number) => Verb<T>): Promise<T>;
+  read<T>(verb: (now: number) => Verb<T>, options?: ReadOptions): Promise<T>;
 }

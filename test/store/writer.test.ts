@@ -478,3 +478,94 @@ describe("long writes (runSliced)", () => {
     assert.equal(count(s), 3);
   });
 });
+
+describe("sliced reads (readSliced)", () => {
+  /** A read of `n` statements of 0.2 ms each, recording what each saw of the table. */
+  function* reading(s: ReturnType<typeof setup>, n: number, seen: number[]) {
+    const count = s.db.prepare("SELECT count(*) AS n FROM t");
+    for (let i = 0; i < n; i++) {
+      seen.push((count.get() as { n: number }).n);
+      const until = performance.now() + 0.2;
+      while (performance.now() < until);
+      yield;
+    }
+    return n;
+  }
+
+  it("lets the event loop turn between its slices, writes committing between them", async () => {
+    const s = setup();
+    const seen: number[] = [];
+    let turns = 0;
+    let stop = false;
+    const tick = () => {
+      turns++;
+      if (!stop) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const done = s.writer.readSliced(reading(s, 300, seen), () => {});
+    // A write made while the read runs commits between two of its slices.
+    const write = s.write(1);
+    assert.equal(await done, 300);
+    stop = true;
+    await write;
+    assert.ok(turns >= 4, `the loop turned ${turns} times during a 60 ms read`);
+    assert.equal(seen[0], 0);
+    assert.equal(seen.at(-1), 1, "the statements after the write's commit see it");
+    assert.equal(s.db.inTransaction, false);
+  });
+
+  it("one too short to let the loop turn runs in one go", async () => {
+    const s = setup();
+    const seen: number[] = [];
+    let slices = 0;
+    assert.equal(await s.writer.readSliced(reading(s, 3, seen), () => slices++), 3);
+    assert.equal(slices, 1);
+    assert.deepEqual(seen, [0, 0, 0]);
+  });
+
+  it("runs no statement while a long write holds the transaction open", async () => {
+    const s = setup();
+    const insert = s.db.prepare("INSERT INTO t (v) VALUES (?)");
+    const long = s.writer.runSliced(function* () {
+      for (let v = 0; v < 100; v++) {
+        insert.run(v);
+        const until = performance.now() + 0.2;
+        while (performance.now() < until);
+        yield;
+      }
+      return 100;
+    });
+    for (let turn = 0; turn < 1000 && !s.writer.busy; turn++) await new Promise((r) => setImmediate(r));
+    assert.equal(s.writer.busy, true);
+    const seen: number[] = [];
+    assert.equal(await s.writer.readSliced(reading(s, 2, seen), () => {}), 2);
+    assert.equal(await long, 100);
+    assert.deepEqual(seen, [100, 100], "it read after the commit, never the uncommitted rows");
+  });
+
+  it("stops with ClosedError once the writer has closed between two slices", async () => {
+    const s = setup();
+    const seen: number[] = [];
+    const done = s.writer.readSliced(reading(s, 300, seen), () => {});
+    await new Promise((r) => setImmediate(r));
+    await s.writer.close();
+    await assert.rejects(done, { name: "ClosedError" });
+    assert.ok(seen.length > 0 && seen.length < 300, `${seen.length} statements ran before the close`);
+  });
+
+  it("a statement that throws rejects the read with its error", async () => {
+    const s = setup();
+    const steps = (function* () {
+      s.db.prepare("SELECT * FROM missing").get();
+      yield;
+      return 0;
+    })();
+    await assert.rejects(
+      s.writer.readSliced(steps, () => {}),
+      (err: Error) => {
+        assert.match(err.message, /no such table: missing/);
+        return true;
+      },
+    );
+  });
+});

@@ -212,20 +212,40 @@ export function* receiveDeferred(s: WriteScope, name: string, seqs: readonly num
   return out;
 }
 
-/** `peek`: the rows in sequence order, every field but the lock token, within the answer's budget. */
+/**
+ * How many bytes of bodies and properties one statement of a peek reads at most (the row that
+ * crosses it is kept): a 32 MiB answer is read in steps, between which a dialect whose reads hold
+ * the event loop (SQLite) lets it turn (`ReadOptions.sliced`).
+ */
+export const PEEK_STEP_BYTES = 2 * 1024 * 1024;
+
+/**
+ * `peek`: the rows in sequence order, every field but the lock token, within the answer's budget.
+ * Each step reads on from the last row it kept; a message settled between two steps is simply not
+ * in the answer, as it would not be in a later peek.
+ */
 export function* peek(
   queue: string,
   state: MessageState | undefined,
   from: number,
   max: number,
 ): Verb<Message[]> {
-  const rows = yield* ask((o) => o.claim.peek({ queue, state, from, max, budget: RECEIVE_BODY_BUDGET }));
   const out: Message[] = [];
-  let bytes = 0;
-  for (const row of rows) {
-    out.push(peekedMessage(row));
-    bytes += row.body.length + (row.properties?.length ?? 0);
-    if (bytes >= RECEIVE_BODY_BUDGET) break;
+  let left = RECEIVE_BODY_BUDGET;
+  let next = from;
+  while (out.length < max && left > 0) {
+    const budget = Math.min(left, PEEK_STEP_BYTES);
+    const want = max - out.length;
+    const rows = yield* ask((o) => o.claim.peek({ queue, state, from: next, max: want, budget }));
+    let bytes = 0;
+    for (const row of rows) {
+      out.push(peekedMessage(row));
+      bytes += row.body.length + (row.properties?.length ?? 0);
+    }
+    left -= bytes;
+    // Short of the step's budget: the statement stopped at `max` or at the queue's last row.
+    if (rows.length === 0 || bytes < budget) break;
+    next = (rows.at(-1) as MessageRow).id + 1;
   }
   return out;
 }

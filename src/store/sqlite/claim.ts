@@ -269,7 +269,9 @@ export class SqliteClaimOps implements ClaimOps {
     const rows: MessageRow[] = [];
     let bytes = 0;
     for (const id of ids) {
-      const row = this.peekRow.get(id) as MessageRow;
+      // Read without a transaction: another process may have removed the row since its id was read.
+      const row = this.peekRow.get(id) as MessageRow | undefined;
+      if (!row) continue;
       rows.push(row);
       bytes += row.body.length + (row.properties?.length ?? 0);
       if (bytes >= a.budget) break;

@@ -125,7 +125,10 @@ export class SqliteBroker extends CoreBroker implements Broker {
             (ctx, now) => runSync(verb({ now, effects: this.effectsOf(ctx, now) }), this.ops),
             options?.signal,
           ),
-    read: (verb) => this.read(() => runSync(verb(this.clock.now()), this.ops)),
+    read: (verb, options) =>
+      options?.sliced
+        ? this.readSliced(() => stepsOf(verb(this.clock.now()), this.ops))
+        : this.read(() => runSync(verb(this.clock.now()), this.ops)),
   };
   private readonly maintenanceOps: SqliteMaintenanceOps;
   protected readonly loops: Loops;
@@ -290,6 +293,12 @@ export class SqliteBroker extends CoreBroker implements Broker {
       // A read meets a corrupt page or a lock like a write does: the caller gets the named error.
       return Promise.reject(mapSqliteError(err));
     }
+  }
+
+  /** Runs a sliced read (`ReadOptions.sliced`): its statements spread over turns, writes between. */
+  private readSliced<T>(steps: () => Iterator<void, T, undefined>): Promise<T> {
+    if (this.closing) return Promise.reject(new ClosedError());
+    return this.writer.readSliced(steps(), () => this.checkExternalChange());
   }
 
   /** What a write's verb announces, for after its commit (see `WriteEffects`). */

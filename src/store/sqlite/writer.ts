@@ -233,6 +233,34 @@ export class Writer {
     });
   }
 
+  /**
+   * Runs a sliced read (`ReadOptions.sliced`) on this connection between writes: `step` runs its
+   * statements one by one, and where they have run for `SLICE_MS` the event loop turns before the
+   * next. Writes run meanwhile; no statement of the read runs while a long write holds the
+   * transaction open (it would see uncommitted rows), nor once the writer has closed.
+   */
+  async readSliced<T>(steps: Iterator<void, T, undefined>, beforeSlice: () => void): Promise<T> {
+    for (;;) {
+      if (this.closed) throw new ClosedError();
+      if (this.slicing) {
+        await this.slicing;
+        continue;
+      }
+      let next: IteratorResult<void, T>;
+      try {
+        beforeSlice();
+        const until = performance.now() + SLICE_MS;
+        do next = steps.next();
+        while (!next.done && performance.now() < until);
+      } catch (err) {
+        // A read meets a corrupt page or a lock like a write does: the caller gets the named error.
+        throw mapSqliteError(err);
+      }
+      if (next.done) return next.value;
+      await nextTurn();
+    }
+  }
+
   /** Whether a long write holds the transaction open across turns of the event loop. */
   get busy(): boolean {
     return this.slicing !== undefined;
