@@ -43,11 +43,16 @@ interface Gathered {
   bytes: number;
 }
 
-/** The stored data of a gathered run: one event's own shape, or the shared fields with the ids. */
+/**
+ * The stored data of a gathered run: one event's own shape, or the shared fields with the ids. It
+ * is made from `rest`, the fields as they were written when the run began (an object a field holds
+ * may have changed since).
+ */
 function rowData(g: Gathered): string {
-  if (g.jobIds.length === 1) return JSON.stringify({ jobId: g.jobIds[0], ...g.fields });
   if (g.jobIds.length === 0) return g.rest;
-  return JSON.stringify({ jobIds: g.jobIds, ...g.fields });
+  const ids =
+    g.jobIds.length === 1 ? `"jobId":${JSON.stringify(g.jobIds[0])}` : `"jobIds":${JSON.stringify(g.jobIds)}`;
+  return g.rest === "{}" ? `{${ids}}` : `{${ids},${g.rest.slice(1)}`;
 }
 
 /**
@@ -67,12 +72,23 @@ export class EventRecorder {
   }
 
   private record(type: SharedEvent, payload: QueueEventMap[SharedEvent]): void {
-    const { jobId, ...fields } = payload as unknown as Record<string, unknown>;
+    const event = payload as unknown as Record<string, unknown>;
+    const last = this.buffer.at(-1);
+    // A burst (the enqueues of one batch): the event joins the run without being taken apart and
+    // written as JSON again, which cost a sixth of a batch enqueue.
+    if (last?.type === type && typeof event.jobId === "string" && this.sameFields(event, last.fields)) {
+      const more = Buffer.byteLength(event.jobId) + 3;
+      if (last.bytes + more <= MAX_EVENT_DATA_BYTES) {
+        last.jobIds.push(event.jobId);
+        last.bytes += more;
+        return;
+      }
+    }
+    const { jobId, ...fields } = event;
     if (typeof fields.error === "string" && fields.error.length > MAX_EVENT_ERROR_CHARS)
       fields.error = `${fields.error.slice(0, MAX_EVENT_ERROR_CHARS)}…`;
     if (this.core.namespace !== undefined) fields.namespace = this.core.namespace;
     const rest = JSON.stringify(fields);
-    const last = this.buffer.at(-1);
     if (typeof jobId === "string") {
       const more = Buffer.byteLength(jobId) + 3;
       if (last && last.type === type && last.rest === rest && last.bytes + more <= MAX_EVENT_DATA_BYTES) {
@@ -91,6 +107,25 @@ export class EventRecorder {
         void this.flush();
       }, FLUSH_DELAY_MS);
     }
+  }
+
+  /**
+   * Whether the event carries `fields` besides its job id, as it would store them: the same keys
+   * with the same values, each a string, number or boolean (an object could have changed since).
+   */
+  private sameFields(event: Record<string, unknown>, fields: Record<string, unknown>): boolean {
+    let keys = 0;
+    for (const key in event) {
+      if (key === "jobId") continue;
+      const v = event[key];
+      if (v !== fields[key] || (typeof v === "object" && v !== null)) return false;
+      keys++;
+    }
+    if (this.core.namespace !== undefined) {
+      if (fields.namespace !== this.core.namespace || "namespace" in event) return false;
+      keys++;
+    }
+    return keys === Object.keys(fields).length;
   }
 
   /** Appends what is gathered; resolves once every event recorded so far is stored (or dropped on error). */
