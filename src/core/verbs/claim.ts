@@ -188,10 +188,13 @@ export function* receiveAny(s: WriteScope, r: ReceiveAnyInput): Verb<Claimed> {
       o.claim.claim({ queue: q, max, mode: "peek-lock", now: s.now, capMs: r.capMs, gates: session, budget }),
     );
     const name = r.queues[k]!;
+    // What is left of the budget matters only to a later queue (a worker of one queue never
+    // writes its messages' properties out again to count them).
+    const later = k < rows.length - 1;
     for (const m of got) {
       m.queue = name;
       messages.push(m);
-      budget -= m.body.length + propertiesLength(m.properties);
+      if (later) budget -= m.body.length + propertiesLength(m.properties);
     }
     if (messages.length >= r.max || budget <= 0) break;
   }
