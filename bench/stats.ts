@@ -1,6 +1,6 @@
 // Stats at 1,000,000 messages and what keeping its counts costs. Stats reads per-queue counts kept
-// in the writing transactions (schema 9; inserts counted by their statements since schema 12, moves
-// and deletes by triggers): measured beside the full read it replaced (a count by state and the
+// in the writing transactions (schema 9; inserts counted by their statements since schema 12, claims
+// since 13, other moves and deletes by triggers): measured beside the full read it replaced (a count by state and the
 // oldest message, over every row of the queue), in the same rounds. The counting's write cost: send
 // 1/call, send batch 64 and end-to-end send→receive→complete on a fresh file with the counting
 // beside the same without it (triggers dropped, insert counting off), rounds interleaved.
@@ -32,10 +32,13 @@ async function timedMedian(n: number, f: () => unknown): Promise<number> {
 const dir = scratch("stats");
 let files = 0;
 
-/** The broker's insert counter (the one its send and redrive statements share). */
+/** The broker's counter (the one its send, redrive and claim statements share). */
 const counterOf = (b: Broker) =>
-  (b as unknown as { maintenanceOps: { counts: { inserted: (...a: unknown[]) => void } } }).maintenanceOps
-    .counts;
+  (
+    b as unknown as {
+      maintenanceOps: { counts: { inserted: (...a: unknown[]) => void; moved: (...a: unknown[]) => void } };
+    }
+  ).maintenanceOps.counts;
 
 /** A broker on a fresh file; without counting (triggers and inserts) when `counted` is false. */
 async function freshBroker(counted: boolean): Promise<Broker> {
@@ -43,6 +46,7 @@ async function freshBroker(counted: boolean): Promise<Broker> {
   if (!counted) {
     for (const t of COUNT_TRIGGERS) dbOf(b).exec(`DROP TRIGGER ${t}`);
     counterOf(b).inserted = () => {};
+    counterOf(b).moved = () => {};
   }
   await b.createQueue("q", { lockDurationMs: 60_000, maxDeliveryCount: 1000 });
   return b;

@@ -1,5 +1,6 @@
-// The per-queue counts kept by triggers (Stats reads them) equal a full count of the messages after
-// a random workload, and after the process running it is killed mid-way.
+// The per-queue counts Stats reads (kept by the statements that insert and claim, and by triggers)
+// equal a full count of the messages after a random workload, and after the process running it is
+// killed mid-way.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import Database from "better-sqlite3";

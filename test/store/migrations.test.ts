@@ -90,6 +90,7 @@ describe("store: migrations", () => {
         { version: 10, name: "flows_logs_events" },
         { version: 11, name: "metrics_debounce" },
         { version: 12, name: "counted_inserts" },
+        { version: 13, name: "counted_claims" },
       ],
     );
     // 6 (sequence_reservations): ids come from the reservation, not from AUTOINCREMENT.

@@ -12,6 +12,7 @@ import type { QueueRow } from "../../core/queue-config.js";
 import { newLockToken } from "../../core/tokens.js";
 import type { ClaimOps, ClaimRequest } from "../../core/verbs/claim.js";
 import type { SqliteDatabase } from "./database.js";
+import type { QueueCounter } from "./queue-counter.js";
 import type { QueueRegistry } from "./queue-registry.js";
 
 /** An earlier in-flight row in the same line blocks the candidate `m` (one probe per state, each an index seek). */
@@ -116,6 +117,7 @@ export class SqliteClaimOps implements ClaimOps {
   constructor(
     db: SqliteDatabase,
     private readonly registry: QueueRegistry,
+    private readonly counts: QueueCounter,
   ) {
     // Raw mode: rows as arrays (see `deliveryRow`).
     this.claims = [];
@@ -213,6 +215,8 @@ export class SqliteClaimOps implements ClaimOps {
       const row = deliveryRow(values);
       gates?.claimed(row.subject);
       if (del) {
+        // Counted into `locked` first: the delete trigger counts it out of there.
+        this.counts.moved(name, "active", "locked", 1);
         this.deleteClaimed.run(row.id, token);
         out.push(deliveredMessage(row, false));
       } else {
@@ -221,6 +225,8 @@ export class SqliteClaimOps implements ClaimOps {
       // Properties count too: a row written before their limit may carry megabytes of them.
       bytes += row.body.length + (row.properties?.length ?? 0);
     }
+    // Counted here, once per call, not by the move trigger (migration 13).
+    if (!del) this.counts.moved(name, "active", "locked", out.length);
     return out;
   }
 
@@ -242,6 +248,7 @@ export class SqliteClaimOps implements ClaimOps {
       out.push(deliveredMessage(row));
       bytes += row.body.length + (row.properties?.length ?? 0);
     }
+    this.counts.moved(a.queue.name, "deferred", "locked", out.length);
     return out;
   }
 

@@ -170,9 +170,9 @@ export class SqliteBroker extends CoreBroker implements Broker {
     this.ids = new SequenceNumbers(this.db, "messages");
     this.topicIds = new SequenceNumbers(this.db, "topic_messages");
     this.topicLog = new TopicLog(this.db, this.topicIds);
-    this.claimOps = new SqliteClaimOps(this.db, this.queues);
-    this.settleOps = new SqliteSettleOps(this.db, this.queues);
     const counts = new QueueCounter(this.db);
+    this.claimOps = new SqliteClaimOps(this.db, this.queues, counts);
+    this.settleOps = new SqliteSettleOps(this.db, this.queues);
     this.maintenanceOps = new SqliteMaintenanceOps(this.db, this.ids, this.queues, this.topicLog, counts);
     this.records = new SqliteRecordOps(this.db);
     this.locks = new SqliteNamedLockOps(this.db);

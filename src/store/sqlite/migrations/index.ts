@@ -10,6 +10,7 @@ import { queueCounts } from "./0009_queue_counts.js";
 import { flowsLogsEvents } from "./0010_flows_logs_events.js";
 import { metricsDebounce } from "./0011_metrics_debounce.js";
 import { countedInserts } from "./0012_counted_inserts.js";
+import { countedClaims } from "./0013_counted_claims.js";
 import type { Migration } from "./migration.js";
 
 export type { Migration } from "./migration.js";
@@ -28,6 +29,7 @@ export const migrations: readonly Migration[] = [
   flowsLogsEvents,
   metricsDebounce,
   countedInserts,
+  countedClaims,
 ];
 
 export const LATEST_SCHEMA_VERSION = migrations[migrations.length - 1]!.version;
