@@ -234,9 +234,10 @@ export class Writer {
   }
 
   /**
-   * Runs a sliced read (`ReadOptions.sliced`) on this connection between writes: `step` runs its
+   * Runs a sliced read (`ReadOptions.sliced`) on this connection between writes: `steps` runs its
    * statements one by one, and where they have run for `SLICE_MS` the event loop turns before the
-   * next. Writes run meanwhile; no statement of the read runs while a long write holds the
+   * next (`beforeSlice` runs before each run of them: the broker's check for other processes'
+   * commits). Writes run meanwhile; no statement of the read runs while a long write holds the
    * transaction open (it would see uncommitted rows), nor once the writer has closed.
    */
   async readSliced<T>(steps: Iterator<void, T, undefined>, beforeSlice: () => void): Promise<T> {
