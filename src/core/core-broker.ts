@@ -78,6 +78,7 @@ import { emptyResult, type MaintenanceResult, mergeResult } from "./maintenance-
 import { checkDebounce, checkIncrements, metricKind } from "./metrics-input.js";
 import { type PreparedMessage, prepareMessages, prepareMessagesInSlices } from "./outgoing.js";
 import { type Dialect, LONG_WRITE_ITEMS, STEP_ITEMS, type Verb, type WriteScope } from "./port.js";
+import type { QueueRow } from "./queue-config.js";
 import { normalizeQueueConfig } from "./queue-config.js";
 import { browseQuery, deleteSettledQuery, progressValue } from "./record-input.js";
 import { awaitSettled } from "./settled-waits.js";
@@ -105,7 +106,7 @@ import * as settle from "./verbs/settle.js";
 import * as subscriptions from "./verbs/subscriptions.js";
 import * as topics from "./verbs/topics.js";
 import * as workers from "./verbs/workers.js";
-import type { Take, Waiters } from "./waiters.js";
+import type { Held, Take, Waiters } from "./waiters.js";
 
 /**
  * The broker's verbs, written once over a storage dialect. A verb validates its input here (bad
@@ -228,6 +229,7 @@ export abstract class CoreBroker {
         signal,
         claim: () => this.dialect.write((w) => verb(w, max), { oneStatement, signal }),
         take: waitMs > 0 ? this.handOff(verb) : undefined,
+        plain: waitMs > 0 && oneStatement ? { max, capMs: 0 } : undefined,
       });
     });
   }
@@ -255,6 +257,10 @@ export abstract class CoreBroker {
         signal,
         claim: () => this.dialect.write((w) => verb(w, input.max), { oneStatement, signal }),
         take: waitMs > 0 ? this.handOff(verb) : undefined,
+        plain:
+          waitMs > 0 && oneStatement
+            ? { max: input.max, capMs: input.capMs, name: input.queues[0]! }
+            : undefined,
       });
     });
   }
@@ -339,6 +345,35 @@ export abstract class CoreBroker {
   /** Runs a validated send (a dialect may first try a faster way). */
   protected sendPrepared(queue: string, prepared: PreparedMessage[], at: send.SendAt): Promise<number[]> {
     return this.sendWrite((w) => seqsOf(w, queue, prepared, at), prepared.length >= LONG_WRITE_ITEMS);
+  }
+
+  /**
+   * A plain send (see `plainSend`) to a queue of a cached row, as one statement (`sendFresh`): when
+   * a receiver is parked on the queue in this process, the messages its claim would take are stored
+   * locked for it, and it gets them once the statement committed, without a claim (one round trip
+   * instead of two). The seqs; undefined when the cached row was stale (nothing stored).
+   */
+  protected async sendFreshTo(
+    q: QueueRow,
+    prepared: PreparedMessage[],
+    at: send.SendAt,
+  ): Promise<number[] | undefined> {
+    let held: Held<Message> | undefined;
+    // Held at most once however often the write runs its verb (a retry).
+    const receiver = () => {
+      held ??= this.waiters.hold(q.name);
+      return held?.claim;
+    };
+    let handed: Message[] | undefined;
+    try {
+      const out = await this.dialect.write((w) => send.sendFresh(w, q, prepared, at, receiver), {
+        oneStatement: true,
+      });
+      handed = out?.handed;
+      return out?.ids;
+    } finally {
+      held?.release(handed);
+    }
   }
 
   /** Runs a send or publish in a write (a dialect may retry one that met a stale view). */

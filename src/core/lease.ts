@@ -39,3 +39,9 @@ export function leaseDuration(p: LeaseParams): string {
   const chosen = `(CASE WHEN ${p.own} > 0 THEN ${p.own} ELSE ${p.queue} END)`;
   return `(CASE WHEN ${p.cap} > 0 AND ${p.cap} < ${chosen} THEN ${p.cap} ELSE ${chosen} END)`;
 }
+
+/** `leaseDuration`'s rule in numbers, for a lease the core computes before its row is stored. */
+export function leaseMs(own: number, queue: number, cap: number): number {
+  const chosen = own > 0 ? own : queue;
+  return cap > 0 && cap < chosen ? cap : chosen;
+}

@@ -2,7 +2,7 @@ import type { Message } from "../contract/types.js";
 import type { Clock } from "./clock.js";
 import type { Claimed } from "./verbs/claim.js";
 import { waitAny } from "./wait-any.js";
-import type { Take, Waiters } from "./waiters.js";
+import type { PlainClaim, Take, Waiters } from "./waiters.js";
 
 /** One long-poll: claims on `keys`, waiting up to `waitMs` for something to claim. */
 export interface LongPoll {
@@ -16,18 +16,25 @@ export interface LongPoll {
    * receivers as it makes them claimable (no transaction of the receiver's own then).
    */
   take?: Take<Message>;
+  /**
+   * What the claim is when it is a plain peek-lock batch of one queue: a send may then store its
+   * messages already locked for this receiver, in the sender's own statement (`Waiters.hold`).
+   */
+  plain?: PlainClaim;
 }
 
 /**
  * The long-poll of `receive` and `receiveAny`: claims; when that finds nothing, parks on the keys
  * (woken by the dialect's `waiters` when a write, local or not, made messages claimable there) and
- * claims again, until something is claimed, the time runs out or the signal aborts. A claim that
+ * claims again (unless nothing was announced meanwhile, see `Waiters.epoch`), until something is
+ * claimed, the time runs out or the signal aborts. A claim that
  * gates cut short is looked at again when a held-back subject may be claimable.
  */
 export async function longPoll(clock: Clock, waiters: Waiters<Message>, p: LongPoll): Promise<Message[]> {
   const { signal, take } = p;
   const deadline = clock.now() + p.waitMs;
   // The first claim runs before parking: a receiver that finds messages never parks.
+  let epoch = waiters.epoch;
   let got = await p.claim();
   for (;;) {
     if (got.messages.length > 0) return got.messages;
@@ -39,18 +46,24 @@ export async function longPoll(clock: Clock, waiters: Waiters<Message>, p: LongP
     let armed = false;
     const handOff: Take<Message> | undefined =
       take && ((ctx, at, limit) => (armed && !signal?.aborted ? take(ctx, at, limit) : []));
-    const waiter = waitAny(waiters, p.keys, deadline, now, signal, handOff);
+    const plain = p.plain && (() => (armed && !signal?.aborted ? p.plain : undefined));
+    const waiter = waitAny(waiters, p.keys, deadline, now, signal, handOff, plain);
     // A close while the claim runs rejects the waiter before anyone awaits it.
     waiter.woken.catch(() => {});
-    try {
-      got = await p.claim();
-    } catch (err) {
-      waiter.cancel();
-      throw err;
-    }
-    if (got.messages.length > 0) {
-      waiter.cancel();
-      return got.messages;
+    // No wake-up announced since the last claim began: nothing it missed, so no claim again (when
+    // every commit is announced; a wake-up that comes now finds the waiter parked).
+    if (!(waiters.announcesAll && waiters.epoch === epoch)) {
+      epoch = waiters.epoch;
+      try {
+        got = await p.claim();
+      } catch (err) {
+        waiter.cancel();
+        throw err;
+      }
+      if (got.messages.length > 0) {
+        waiter.cancel();
+        return got.messages;
+      }
     }
     armed = true;
     let woken: boolean;
@@ -60,6 +73,8 @@ export async function longPoll(clock: Clock, waiters: Waiters<Message>, p: LongP
       const recheck = setTimeout(
         () => {
           rechecking = true;
+          // Not a wake-up: the next turn claims whatever the epoch says.
+          epoch = -1;
           waiter.cancel();
         },
         Math.max(1, got.retryAt - clock.now()),

@@ -1,9 +1,10 @@
-import type { Take, Waiter, Waiters } from "./waiters.js";
+import type { PlainClaim, Take, Waiter, Waiters } from "./waiters.js";
 
 /**
  * Parks on several keys of one `Waiters` at once: resolves `true` when any of them is notified,
  * `false` at the deadline or on abort. Every registration is dropped when it resolves. With no key
- * at all nothing can wake it, so only the deadline or an abort ends it.
+ * at all nothing can wake it, so only the deadline or an abort ends it. `plain` serves one key only:
+ * a sender holding one key's registration could not keep the others from waking the waiter.
  */
 export function waitAny<T>(
   waiters: Waiters<T>,
@@ -12,10 +13,11 @@ export function waitAny<T>(
   now: number,
   signal?: AbortSignal,
   take?: Take<T>,
+  plain?: () => PlainClaim | undefined,
 ): Waiter<T> {
   if (keys.length === 0) return deadlineOnly(deadline, now, signal);
   // One key (a worker of one queue): the waiter itself, without a race of one.
-  if (keys.length === 1) return waiters.wait(keys[0]!, deadline, now, signal, take);
+  if (keys.length === 1) return waiters.wait(keys[0]!, deadline, now, signal, take, plain);
   // One take for all the keys: the first hand-off wins, later ones (other keys, same waiter) get none.
   // So it takes from every key at once, unbounded: a hand-off's budget counts one key's rows.
   let took = false;

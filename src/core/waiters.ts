@@ -17,6 +17,25 @@ export interface Waiter<T = unknown> {
 export type Take<T> = (ctx: WriteContext, now: number, limit: number) => T[];
 
 /**
+ * What a parked receiver would claim: a peek-lock batch of its one queue, up to `max`, each lease
+ * capped at `capMs` (0: no cap). A send may store its rows already locked for that receiver (a
+ * hand-off in the sender's own statement, see `Waiters.hold`); `name` is the queue as the receiver
+ * named it, set on each message when given.
+ */
+export interface PlainClaim {
+  max: number;
+  capMs: number;
+  name?: string;
+}
+
+/** A parked receiver a sender holds while its statement runs (see `Waiters.hold`). */
+export interface Held<T> {
+  readonly claim: PlainClaim;
+  /** What the statement locked for the receiver once it committed; none: a plain wake-up. */
+  release(items: T[] | undefined): void;
+}
+
+/**
  * One parked long-poll on one key. A class, not a set of closures: a busy worker parks after every
  * job, and its methods cost nothing to make.
  */
@@ -28,12 +47,17 @@ class Parked<T> implements Waiter<T> {
   private items: T[] | undefined;
   private timeout: NodeJS.Timeout | undefined;
   private onAbort: (() => void) | undefined;
+  /** A sender holds it (`hold`): its statement's outcome ends the wait. */
+  private held = false;
+  /** The deadline passed, or the wait was aborted or cancelled, while held. */
+  private lapsed = false;
 
   constructor(
     private readonly owner: Waiters<T>,
     readonly queue: string,
     readonly take: Take<T> | undefined,
     private readonly signal: AbortSignal | undefined,
+    readonly plain: (() => PlainClaim | undefined) | undefined,
   ) {
     this.woken = new Promise<boolean>((resolve, reject) => {
       this.resolve = resolve;
@@ -51,7 +75,25 @@ class Parked<T> implements Waiter<T> {
   }
 
   wake(woken: boolean): void {
+    // While a sender holds it, its statement may lock messages for it: the wait ends with that
+    // answer (`release`), or a message would stay locked for nobody until its lease lapsed.
+    if (this.held) {
+      if (!woken) this.lapsed = true;
+      return;
+    }
     if (this.end()) this.resolve(woken);
+  }
+
+  /** Taken by a sender (`Waiters.hold`): out of the key's set, its end deferred to `release`. */
+  hold(): void {
+    this.held = true;
+    this.detach();
+  }
+
+  release(items: T[] | undefined): void {
+    this.held = false;
+    if (items && items.length > 0) this.deliver(items);
+    else this.wake(!this.lapsed);
   }
 
   fail(err: Error): void {
@@ -101,20 +143,42 @@ export class Waiters<T = unknown> {
   private count = 0;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  private wakeUps = 0;
 
   constructor(
     /** Returns true when another connection has committed since the last call. */
     private readonly externalChange: () => boolean,
     private readonly pollMs = 50,
+    /**
+     * Every commit that makes messages claimable, this process's or another's, is announced
+     * through `notify` (or `notifyAll`) as it is heard of, not found by polling: see `epoch`.
+     */
+    readonly announcesAll = false,
   ) {}
+
+  /**
+   * Counts the wake-ups announced so far, of any key. When `announcesAll`, a long-poll that read it
+   * before a claim which found nothing, and finds it unchanged once parked, knows that nothing
+   * became claimable since the claim began that would not wake it: it needs no second claim.
+   */
+  get epoch(): number {
+    return this.wakeUps;
+  }
 
   /**
    * Parks until `notify(queue)`, the deadline, an abort, or close (which rejects with `ClosedError`).
    * With `take`, a sender's transaction may claim for this waiter (`handOff`).
    */
-  wait(queue: string, deadline: number, now: number, signal?: AbortSignal, take?: Take<T>): Waiter<T> {
+  wait(
+    queue: string,
+    deadline: number,
+    now: number,
+    signal?: AbortSignal,
+    take?: Take<T>,
+    plain?: () => PlainClaim | undefined,
+  ): Waiter<T> {
     if (this.closed) return { woken: Promise.reject(new ClosedError()), taken: () => undefined, cancel() {} };
-    const parked = new Parked<T>(this, queue, take, signal);
+    const parked = new Parked<T>(this, queue, take, signal, plain);
     let set = this.byQueue.get(queue);
     if (!set) {
       set = new Set();
@@ -175,8 +239,34 @@ export class Waiters<T = unknown> {
     }
   }
 
+  /**
+   * For a send to `queue` that can store its rows locked for a receiver: the first waiter parked
+   * there whose claim is plain (`PlainClaim`), taken out of the set so that nothing else reaches it
+   * while the send's statement runs. The sender must `release` it, with what the statement locked
+   * for it once committed, or with nothing (the waiter then wakes to claim for itself).
+   */
+  hold(queue: string): Held<T> | undefined {
+    const set = this.byQueue.get(queue);
+    if (!set) return undefined;
+    for (const e of set) {
+      const claim = e.plain?.();
+      if (!claim) continue;
+      e.hold();
+      return {
+        claim,
+        release: (items) => {
+          // Released with nothing: a wake-up, so that the receiver claims for itself (`epoch`).
+          if (!items || items.length === 0) this.wakeUps++;
+          e.release(items);
+        },
+      };
+    }
+    return undefined;
+  }
+
   /** Wakes every waiter of `queue`. */
   notify(queue: string): void {
+    this.wakeUps++;
     const set = this.byQueue.get(queue);
     if (!set) return;
     for (const e of [...set]) e.wake(true);
@@ -184,6 +274,7 @@ export class Waiters<T = unknown> {
 
   /** Wakes everyone (another process committed something). */
   notifyAll(): void {
+    this.wakeUps++;
     for (const set of [...this.byQueue.values()]) for (const e of [...set]) e.wake(true);
   }
 

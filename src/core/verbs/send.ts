@@ -5,14 +5,16 @@ import {
   NotFoundError,
 } from "../../contract/errors.js";
 import type { PublishResult } from "../../contract/topic-service.js";
-import type { SendOptions } from "../../contract/types.js";
+import type { Message, SendOptions } from "../../contract/types.js";
 import type { PreparedMessage } from "../outgoing.js";
 import { ask, type Ops, type Verb, type WriteScope } from "../port.js";
 import type { QueueRow } from "../queue-config.js";
 import type { Target } from "../subscription-rows.js";
 import { integer, nonNegativeDuration } from "../validate.js";
+import type { PlainClaim } from "../waiters.js";
 import type { DebounceOps } from "./send-debounce.js";
 import { type Copy, deliveries, type FilterFailure, route } from "./send-fanout.js";
+import { type HandOff, handedMessages, handOffOf } from "./send-hand-off.js";
 import {
   type DedupHit,
   type DedupKey,
@@ -55,14 +57,22 @@ export interface SendOps extends DebounceOps {
   /** Stores rows that need no look first; their seqs, in order (ascending). */
   insertMany(rows: readonly NewRow[]): number[];
   /**
-   * Stores rows for `queue` only while its row is still current (a cached copy); their seqs, or
-   * undefined when it is not (nothing stored).
+   * Stores rows for `queue` only while its row is still current (a cached copy): their seqs, or
+   * undefined when it is not (nothing stored). With `handOff`, the rows it locks are stored locked
+   * (`handed`) when no claimable row of the queue has its `floor` priority or more; else every row
+   * is stored as it would be without it.
    */
-  insertFresh(queue: QueueRow, rows: readonly NewRow[]): number[] | undefined;
+  insertFresh(queue: QueueRow, rows: readonly NewRow[], handOff?: HandOff): FreshRows | undefined;
   /** Appends a message to a topic's log; returns its log id. */
   appendLog(topic: string, m: PreparedMessage, now: number, expiresAt: number): number;
   /** Deletes a never-delivered scheduled message; false when there is none. */
   cancel(queue: string, seq: number): boolean;
+}
+
+/** What `insertFresh` stored: the seqs, and whether the hand-off's rows were stored locked. */
+export interface FreshRows {
+  ids: number[];
+  handed: boolean;
 }
 
 /** A send's validated options: when to deliver (0: now) and the TTL (0: none). */
@@ -105,9 +115,15 @@ export interface Sent {
 
 /**
  * Announces what the rows stored: claimable messages per queue (with how many, so a hand-off takes
- * no more), the earliest scheduled delivery, the sent counters.
+ * no more), the earliest scheduled delivery, the sent counters. Rows with a lock in `locked` were
+ * handed to a receiver: not claimable.
  */
-function announce(s: WriteScope, rows: readonly NewRow[], stored: Stored): number {
+function announce(
+  s: WriteScope,
+  rows: readonly NewRow[],
+  stored: Stored,
+  locked?: readonly unknown[],
+): number {
   // Per queue, in first-seen order (arrays, not maps: most sends store into one queue).
   const queues: string[] = [];
   const active: number[] = [];
@@ -127,8 +143,9 @@ function announce(s: WriteScope, rows: readonly NewRow[], stored: Stored): numbe
       sent[j] ??= 0;
     }
     sent[j]!++;
-    if (r.state === "active") active[j]!++;
-    else if (r.visibleAt < next) next = r.visibleAt;
+    if (r.state !== "active") {
+      if (r.visibleAt < next) next = r.visibleAt;
+    } else if (locked?.[k] === undefined) active[j]!++;
   }
   for (let j = 0; j < queues.length; j++) if (active[j]! > 0) s.effects.activated(queues[j]!, active[j]);
   if (next !== Number.POSITIVE_INFINITY) s.effects.scheduled(next);
@@ -214,18 +231,32 @@ function* fanOut(
 /**
  * A send of plain rows (see `plainSend`) to a queue known from a cached row, in one statement that
  * stores nothing when the row is stale: undefined then (the caller sends again, the long way).
+ * `receiver` is asked, once the send has claimable rows, for a parked receiver's claim: the rows
+ * that claim would take are then stored locked for it (`handed`: its answer), so that it needs no
+ * claim of its own.
  */
 export function* sendFresh(
   s: WriteScope,
   q: QueueRow,
   messages: readonly PreparedMessage[],
   at: SendAt,
-): Verb<number[] | undefined> {
+  receiver?: () => PlainClaim | undefined,
+): Verb<{ ids: number[]; handed: Message[] } | undefined> {
   const t = timing(at, s.now);
   const rows = messages.map((m) => newRow(q, m, t));
-  const ids = (yield (o: Ops) => o.send.insertFresh(q, rows)) as number[] | undefined;
-  if (ids) announce(s, rows, ids);
-  return ids;
+  const claim = receiver && !q.paused && rows.some((r) => r.state === "active") ? receiver() : undefined;
+  const handOff = claim && handOffOf(q, rows, claim, s.now);
+  const out = (yield (o: Ops) => o.send.insertFresh(q, rows, handOff)) as FreshRows | undefined;
+  if (!out) return undefined;
+  if (!handOff || !out.handed) {
+    announce(s, rows, out.ids);
+    return { ids: out.ids, handed: [] };
+  }
+  announce(s, rows, out.ids, handOff.locks);
+  let earliest = Number.POSITIVE_INFINITY;
+  for (const l of handOff.locks) if (l && l.lockedUntil < earliest) earliest = l.lockedUntil;
+  s.effects.leased(earliest);
+  return { ids: out.ids, handed: handedMessages(handOff, rows, out.ids, claim) };
 }
 
 /** Cancels a scheduled message that was never delivered. */

@@ -48,7 +48,8 @@ const strictRule = `NOT (${blockedBy("", "locked")} OR ${blockedBy("", "deferred
 const lease = (now: string, lock: string, cap: string) =>
   `${now} + ${leaseDuration({ own: "messages.lock_duration_ms", queue: `${lock}::bigint`, cap: `${cap}::bigint` })}`;
 
-const claimable =
+/** A claimable row `m` of queue `$1` at `$2` (a send's hand-off asks for one too). */
+export const claimable =
   "m.queue = $1 AND m.state = 'active' AND m.visible_at <= $2 AND (m.expires_at = 0 OR m.expires_at > $2)";
 
 /**

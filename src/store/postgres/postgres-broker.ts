@@ -13,7 +13,7 @@ import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
 import { type Dialect, type Effects, runAsync, type Verb, type WriteScope } from "../../core/port.js";
 import { recoverLeases } from "../../core/verbs/maintenance.js";
-import { type SendAt, type Sent, sendAt, sendFresh, send as sendVerb } from "../../core/verbs/send.js";
+import { type SendAt, type Sent, sendAt, send as sendVerb } from "../../core/verbs/send.js";
 import { plainSend } from "../../core/verbs/send-rows.js";
 import { Waiters } from "../../core/waiters.js";
 import { VERSION } from "../../version.js";
@@ -131,11 +131,16 @@ export class PostgresBroker extends CoreBroker implements Broker {
       subscriptions: this.subscriptions,
       topicLog: this.topicLog,
     };
-    this.waiters = new Waiters<Message>(() => {
-      const missed = this.missedNotifications;
-      this.missedNotifications = false;
-      return missed;
-    });
+    // Every node's commits are announced: this node's at commit, the others' through NOTIFY.
+    this.waiters = new Waiters<Message>(
+      () => {
+        const missed = this.missedNotifications;
+        this.missedNotifications = false;
+        return missed;
+      },
+      undefined,
+      true,
+    );
     this.settledWaiters = new Waiters(() => false);
     this.loops = this.maintenanceLoops({ clock: this.clock, logger: this.logger });
     this.node = new PgNode(
@@ -323,7 +328,8 @@ export class PostgresBroker extends CoreBroker implements Broker {
 
   /**
    * A send to a cached standard queue that needs no lock goes as one guarded statement without
-   * BEGIN/COMMIT; a stale row (the queue changed) sends again the long way.
+   * BEGIN/COMMIT (handing its messages to a receiver parked here, see `sendFreshTo`); a stale row
+   * (the queue changed) sends again the long way.
    */
   protected override async sendPrepared(
     queue: string,
@@ -333,9 +339,7 @@ export class PostgresBroker extends CoreBroker implements Broker {
     const name = pgName(queue);
     const cached = this.queues.cached(name);
     if (cached && plainSend(cached, prepared)) {
-      const seqs = await this.dialect.write((w) => sendFresh(w, cached, prepared, at), {
-        oneStatement: true,
-      });
+      const seqs = await this.sendFreshTo(cached, prepared, at);
       if (seqs) return seqs;
       this.queues.forget(name);
     }

@@ -2,8 +2,10 @@ import { createHash } from "node:crypto";
 import type { PreparedMessage } from "../../core/outgoing.js";
 import type { Async } from "../../core/port.js";
 import type { QueueRow } from "../../core/queue-config.js";
-import type { Route, SendOps } from "../../core/verbs/send.js";
+import type { FreshRows, Route, SendOps } from "../../core/verbs/send.js";
+import type { HandOff } from "../../core/verbs/send-hand-off.js";
 import type { DedupHit, DedupKey, NewRow } from "../../core/verbs/send-rows.js";
+import { claimable } from "./claim.js";
 import type { Conn } from "./db.js";
 import { lockAll, xactLockKey } from "./locks.js";
 import { pgName } from "./names.js";
@@ -63,6 +65,34 @@ const SEND_GUARDED = `
     ORDER BY u.ord
     RETURNING id)
   SELECT (SELECT count(*) FROM g)::int AS fresh, ARRAY(SELECT id FROM ins ORDER BY id) AS ids`;
+
+/**
+ * `SEND_GUARDED` handing rows to a parked receiver: the rows with a token (`$18`) are stored locked
+ * until `$19`, delivered once, if no claimable row of the queue has priority `$20` or more (it would
+ * be claimed first); else every row is stored as `SEND_GUARDED` stores it. `handed` says which.
+ */
+const SEND_HANDING = `
+  WITH g AS (SELECT 1 FROM queues WHERE name = $1 AND version = $17),
+  h AS (SELECT NOT EXISTS (SELECT 1 FROM messages m WHERE ${claimable} AND m.priority >= $20) AS ok),
+  ins AS (
+    INSERT INTO messages (${COLUMNS}, lock_token, locked_until, delivery_count, delivered_at)
+    SELECT $1, CASE WHEN l.hand THEN 'locked' ELSE u.state END, u.priority, u.visible_at, $2, u.expires_at,
+           u.message_id, u.correlation_id, u.reply_to, u.group_id, u.content_type, u.subject, u.properties, u.body,
+           u.max_deliveries, u.lock_duration_ms, NULL, CASE WHEN l.hand THEN u.token END,
+           CASE WHEN l.hand THEN u.locked_until ELSE 0 END, CASE WHEN l.hand THEN 1 ELSE 0 END,
+           CASE WHEN l.hand THEN $2 ELSE 0 END
+    FROM unnest($3::text[], $4::int[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[],
+                $11::text[], $12::text[], $13::text[], $14::bytea[], $15::int[], $16::bigint[], $18::text[],
+                $19::bigint[])
+         WITH ORDINALITY AS u(state, priority, visible_at, expires_at, message_id, correlation_id, reply_to, group_id,
+                              content_type, subject, properties, body, max_deliveries, lock_duration_ms, token,
+                              locked_until, ord)
+         CROSS JOIN LATERAL (SELECT h.ok AND u.token IS NOT NULL AS hand FROM h) AS l
+    WHERE EXISTS (SELECT 1 FROM g)
+    ORDER BY u.ord
+    RETURNING id)
+  SELECT (SELECT count(*) FROM g)::int AS fresh, (SELECT ok FROM h) AS handed,
+         ARRAY(SELECT id FROM ins ORDER BY id) AS ids`;
 
 const FIND_DEDUP =
   "SELECT request_hash, seq_number FROM dedup WHERE queue = $1 AND key = $2 AND seen_at > $3";
@@ -171,15 +201,21 @@ export class PgSendOps implements Async<SendOps> {
     return ids.map((x) => x.id).sort((a, b) => a - b);
   }
 
-  async insertFresh(queue: QueueRow, rows: readonly NewRow[]): Promise<number[] | undefined> {
-    const [row] = await this.c.q<{ fresh: number; ids: number[] }>(SEND_GUARDED, [
-      queue.name,
-      rows[0]!.enqueuedAt,
-      ...columns(rows),
-      (queue as PgQueueRow).version,
-    ]);
+  async insertFresh(queue: QueueRow, rows: readonly NewRow[], h?: HandOff): Promise<FreshRows | undefined> {
+    const values = [queue.name, rows[0]!.enqueuedAt, ...columns(rows), (queue as PgQueueRow).version];
+    if (h) {
+      values.push(
+        h.locks.map((l) => l?.token ?? null),
+        h.locks.map((l) => l?.lockedUntil ?? null),
+        h.floor,
+      );
+    }
+    const [row] = await this.c.q<{ fresh: number; handed?: boolean; ids: number[] }>(
+      h ? SEND_HANDING : SEND_GUARDED,
+      values,
+    );
     if (!row || row.fresh === 0) return undefined;
-    return row.ids.map(Number);
+    return { ids: row.ids.map(Number), handed: row.handed === true };
   }
 
   async appendLog(topic: string, m: PreparedMessage, now: number, expiresAt: number): Promise<number> {

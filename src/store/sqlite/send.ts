@@ -1,7 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import type { PreparedMessage } from "../../core/outgoing.js";
 import type { QueueRow } from "../../core/queue-config.js";
-import type { Route, SendOps } from "../../core/verbs/send.js";
+import type { FreshRows, Route, SendOps } from "../../core/verbs/send.js";
 import type { DedupHit, DedupKey, NewRow } from "../../core/verbs/send-rows.js";
 import type { SqliteDatabase } from "./database.js";
 import type { QueueCounter } from "./queue-counter.js";
@@ -126,8 +126,8 @@ export class SqliteSendOps implements SendOps {
   }
 
   /** The cached row is always current here: the writer drops the caches on another's commit. */
-  insertFresh(_queue: QueueRow, rows: readonly NewRow[]): number[] {
-    return this.insertMany(rows);
+  insertFresh(_queue: QueueRow, rows: readonly NewRow[]): FreshRows {
+    return { ids: this.insertMany(rows), handed: false };
   }
 
   appendLog(topic: string, m: PreparedMessage, now: number, expiresAt: number): number {
