@@ -90,6 +90,65 @@ describe("kept queue counts", () => {
     }
   });
 
+  it("count out locked messages deleted by a completion, receive-and-delete, expiry and their queue's deletion", async () => {
+    const dir = tempDir();
+    const path = dir.file("locked.db");
+    try {
+      const broker = await openBroker(path, { background: false, logger: silentLogger });
+      const counted = async (what: string) => {
+        const s = await broker.stats("x");
+        const full = fullCount(path, "x");
+        assert.deepEqual(
+          { active: s.active, locked: s.locked, completed: s.completed },
+          {
+            active: full.byState.active ?? 0,
+            locked: full.byState.locked ?? 0,
+            completed: full.byState.completed ?? 0,
+          },
+          what,
+        );
+        return s;
+      };
+      // Expired messages are deleted, not dead-lettered.
+      await broker.createQueue("x", { deadLetterOnExpire: false });
+      await broker.send("x", [{ body: "a" }, { body: "b" }, { body: "c" }]);
+      const [a, b, c] = await broker.receive("x", { maxMessages: 3 });
+      assert.equal((await counted("three claimed")).locked, 3);
+      const outcomes = await broker.completeBatch("x", [
+        { seqNumber: a!.seqNumber, lockToken: a!.lockToken! },
+        { seqNumber: b!.seqNumber, lockToken: b!.lockToken!, retainMs: 60_000 },
+        { seqNumber: c!.seqNumber, lockToken: "0".repeat(32) },
+      ]);
+      assert.equal(outcomes.length, 3);
+      let s = await counted("one deleted, one kept, one missed");
+      assert.deepEqual([s.locked, s.completed], [1, 1]);
+      await broker.complete("x", c!.seqNumber, c!.lockToken!);
+      assert.equal((await counted("the last completed")).locked, 0);
+
+      await broker.send("x", { body: "d" });
+      assert.equal((await broker.receive("x", { mode: "receive-and-delete" })).length, 1);
+      assert.equal((await counted("received and deleted")).active, 0);
+
+      await broker.send("x", { body: "e" }, { ttlMs: 30 });
+      assert.equal((await broker.receive("x")).length, 1);
+      await new Promise((r) => setTimeout(r, 60));
+      await broker.runMaintenanceOnce();
+      s = await counted("a locked message expired");
+      assert.deepEqual(fullCount(path, "x").byState, { completed: 1 }, "expiry deleted the locked message");
+      assert.equal(s.locked, 0);
+
+      await broker.send("x", { body: "f" });
+      assert.equal((await broker.receive("x")).length, 1);
+      await broker.deleteQueue("x");
+      await broker.createQueue("x");
+      s = await counted("its queue deleted with a locked message, then created again");
+      assert.equal(s.total, 0);
+      await broker.close();
+    } finally {
+      dir.cleanup();
+    }
+  });
+
   it("equal a full count after the process running the workload is killed (SIGKILL)", async () => {
     const dir = tempDir();
     const path = dir.file("crash.db");
