@@ -9,6 +9,7 @@ import { openBroker } from "../../src/open.js";
 import { SqliteClaimOps } from "../../src/store/sqlite/claim.js";
 import { assertPeekReadsWithinBudget, spyOnPeek } from "../support/peek-budget.js";
 import { tempDir } from "../support/temp.js";
+import { countTurns } from "../support/turns.js";
 
 describe("reliability: a Peek reads within the answer budget", () => {
   const tmp = tempDir();
@@ -48,13 +49,7 @@ describe("reliability: a Peek reads within the answer budget", () => {
       await b.createQueue("q");
       const body = Buffer.alloc(1024 * 1024, 7);
       for (let i = 0; i < 40; i++) await b.send("q", { body });
-      let turns = 0;
-      let stop = false;
-      const tick = () => {
-        turns++;
-        if (!stop) setImmediate(tick);
-      };
-      setImmediate(tick);
+      const turning = countTurns();
       const peeked = b.peek("q", { max: 1000 });
       // A send made while the peek runs is stored before the peek ends.
       let sentFirst = false;
@@ -63,7 +58,7 @@ describe("reliability: a Peek reads within the answer budget", () => {
       });
       const got = await peeked;
       const sentBeforePeekEnded = sentFirst;
-      stop = true;
+      const turns = turning.stop();
       await sent;
       assert.equal(got.length, 32);
       assert.ok(turns >= 3, `the loop turned ${turns} times during a peek of 16 slow steps`);

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { Writer } from "../../src/store/sqlite/writer.js";
+import { countTurns } from "../support/turns.js";
 
 /** A writer over a scratch table that counts its transactions. */
 function setup() {
@@ -19,16 +20,9 @@ function setup() {
 /** Turns of the event loop while one caller makes `n` writes, each awaiting the previous one. */
 async function turnsDuringSequentialWrites(n: number): Promise<number> {
   const s = setup();
-  let turns = 0;
-  let stop = false;
-  const tick = () => {
-    turns++;
-    if (!stop) setImmediate(tick);
-  };
-  setImmediate(tick);
+  const turns = countTurns();
   for (let i = 0; i < n; i++) await s.write(i);
-  stop = true;
-  return turns;
+  return turns.stop();
 }
 
 describe("group commit", () => {
@@ -390,20 +384,14 @@ describe("long writes (runSliced)", () => {
   it("lets the event loop turn between its slices, in one transaction", async () => {
     const s = setup();
     const values = Array.from({ length: 400 }, (_, i) => i);
-    let turns = 0;
-    let stop = false;
-    const tick = () => {
-      turns++;
-      if (!stop) setImmediate(tick);
-    };
-    setImmediate(tick);
+    const turning = countTurns();
     const done = s.writer.runSliced(() => inserting(s, values));
     // 400 statements of 0.2 ms each: several slices of 8 ms, with turns of the loop between them.
     await untilBusy(s);
     assert.equal(s.writer.busy, true);
     assert.equal(s.db.inTransaction, true);
     assert.equal(await done, 400);
-    stop = true;
+    const turns = turning.stop();
     assert.ok(turns >= 5, `the loop turned ${turns} times during an 80 ms write`);
     assert.equal(s.commits(), 1);
     assert.equal(s.writer.busy, false);
@@ -495,18 +483,12 @@ describe("sliced reads (readSliced)", () => {
   it("lets the event loop turn between its slices, writes committing between them", async () => {
     const s = setup();
     const seen: number[] = [];
-    let turns = 0;
-    let stop = false;
-    const tick = () => {
-      turns++;
-      if (!stop) setImmediate(tick);
-    };
-    setImmediate(tick);
+    const turning = countTurns();
     const done = s.writer.readSliced(reading(s, 300, seen), () => {});
     // A write made while the read runs commits between two of its slices.
     const write = s.write(1);
     assert.equal(await done, 300);
-    stop = true;
+    const turns = turning.stop();
     await write;
     assert.ok(turns >= 4, `the loop turned ${turns} times during a 60 ms read`);
     assert.equal(seen[0], 0);
