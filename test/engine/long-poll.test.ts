@@ -18,6 +18,15 @@ const none: Claimed = { messages: [], retryAt: undefined };
 /** Waiters whose every commit is announced (as PostgreSQL's are), with nothing external to poll. */
 const announced = () => new Waiters<Message>(() => false, 50, true);
 
+/** A worker's long-poll of `keys`: a plain claim of one message, which a sender may hold. */
+const plainPoll = (
+  waiters: Waiters<Message>,
+  keys: string[],
+  waitMs: number,
+  claim: () => Promise<Claimed>,
+  signal?: AbortSignal,
+) => longPoll(systemClock, waiters, { keys, waitMs, signal, claim, plain: { max: 1, capMs: 0 } });
+
 describe("long-poll: the claim after parking, and a sender holding a parked receiver", () => {
   it("parks after one claim when no wake-up was announced since it began", async () => {
     const waiters = announced();
@@ -113,13 +122,7 @@ describe("long-poll: the claim after parking, and a sender holding a parked rece
       claims++;
       return claims === 2 ? { messages: [message(9)], retryAt: undefined } : none;
     };
-    const early = longPoll(systemClock, waiters, {
-      keys: ["q"],
-      waitMs: 5000,
-      signal: undefined,
-      claim,
-      plain: { max: 1, capMs: 0 },
-    });
+    const early = plainPoll(waiters, ["q"], 5000, claim);
     await sleep(20);
     waiters.hold("q")!.release(undefined);
     assert.deepEqual(
@@ -128,13 +131,7 @@ describe("long-poll: the claim after parking, and a sender holding a parked rece
     );
 
     claims = 10;
-    const late = longPoll(systemClock, waiters, {
-      keys: ["q"],
-      waitMs: 40,
-      signal: undefined,
-      claim,
-      plain: { max: 1, capMs: 0 },
-    });
+    const late = plainPoll(waiters, ["q"], 40, claim);
     await sleep(20);
     const held = waiters.hold("q")!;
     await sleep(60);
@@ -147,20 +144,8 @@ describe("long-poll: the claim after parking, and a sender holding a parked rece
     const waiters = announced();
     const abort = new AbortController();
     const claim = async () => none;
-    const aborted = longPoll(systemClock, waiters, {
-      keys: ["a"],
-      waitMs: 100,
-      signal: abort.signal,
-      claim,
-      plain: { max: 1, capMs: 0 },
-    });
-    const many = longPoll(systemClock, waiters, {
-      keys: ["b", "c"],
-      waitMs: 100,
-      signal: undefined,
-      claim,
-      plain: { max: 1, capMs: 0 },
-    });
+    const aborted = plainPoll(waiters, ["a"], 100, claim, abort.signal);
+    const many = plainPoll(waiters, ["b", "c"], 100, claim);
     const notPlain = longPoll(systemClock, waiters, { keys: ["d"], waitMs: 100, signal: undefined, claim });
     await sleep(20);
     abort.abort();
