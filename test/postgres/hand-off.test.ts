@@ -75,9 +75,13 @@ describe("PostgreSQL hand-off: a send stores its messages locked for a receiver 
     assert.equal(m?.deliveryCount, 1);
     assert.equal(m!.lockedUntil! - m!.enqueuedAt, 45_000);
     assert.deepEqual(await states(q), ["hello:locked"]);
+    // Stats counts it as the locked message it was stored as.
+    const s = await b.stats(q);
+    assert.deepEqual([s.active, s.locked], [0, 1]);
     // The lock is the one stored: it settles.
     await b.complete(q, m!.seqNumber, m!.lockToken!);
     assert.deepEqual(await states(q), []);
+    assert.equal((await b.stats(q)).total, 0);
   });
 
   it("hands what the claim would take: priority first, at most max_messages; the rest stay claimable", async () => {
