@@ -801,7 +801,7 @@ export abstract class CoreBroker {
     return this.guard(() => {
       checkEvents(events);
       if (events.length === 0) return Promise.resolve();
-      return this.dialect.write((w) => flows.appendEvents(w, events));
+      return this.dialect.write((w) => flows.appendEvents(w, events), { oneStatement: true });
     });
   }
 

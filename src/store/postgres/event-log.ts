@@ -7,10 +7,28 @@ import { xactLockKey } from "./locks.js";
 type EventLogOps = Async<Pick<FlowOps, "appendEvents" | "eventsAfter" | "lastEventId">>;
 
 /**
- * The statements of the event log (PostgreSQL). Appends take one transaction lock, so event ids
- * commit in id order: a reader past id n never finds a smaller id committed later. An append does
- * not wait for its WAL flush: the log is best effort (a crash of the server may lose its last
- * moments, never a job's state).
+ * One append in one statement (no BEGIN/COMMIT round trips): the transaction lock is taken before
+ * any id is drawn (the insert's rows join the lock's row), so event ids commit in id order. The
+ * same statement trims to the newest `$4` and drops the rows older than `$5`: ids grow with time,
+ * so those are the ids before the oldest row at or after `$5`, found walking the primary key from
+ * the oldest row (no index on `at`; usually one row is read).
+ */
+const APPEND = `
+  WITH locked AS MATERIALIZED (
+    SELECT set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock($6::bigint)),
+  ins AS (
+    INSERT INTO event_log (at, type, data)
+    SELECT $1, t, d FROM locked, unnest($2::text[], $3::text[]) WITH ORDINALITY AS u(t, d, o) ORDER BY o
+    RETURNING id),
+  trimmed AS (
+    DELETE FROM event_log WHERE id < greatest(
+      (SELECT max(id) - $4 + 1 FROM ins),
+      coalesce((SELECT id FROM event_log WHERE at >= $5 ORDER BY id LIMIT 1), (SELECT min(id) FROM ins))))
+  SELECT count(*)::int AS n FROM ins`;
+
+/**
+ * The statements of the event log (PostgreSQL). An append does not wait for its WAL flush: the log
+ * is best effort (a crash of the server may lose its last moments, never a job's state).
  */
 export class PgEventLogOps implements EventLogOps {
   constructor(
@@ -19,32 +37,14 @@ export class PgEventLogOps implements EventLogOps {
   ) {}
 
   async appendEvents(a: { events: EventInput[]; now: number; keep: number; cutoff: number }): Promise<void> {
-    await this.c.q(
-      "SELECT set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock($1::bigint)",
-      [xactLockKey(this.schema, "event_log").toString()],
-    );
-    // The count trim and the oldest row left, in the statement that appends.
-    const [r] = await this.c.q<{ first_at: string | number | null }>(
-      `WITH ins AS (
-         INSERT INTO event_log (at, type, data)
-         SELECT $1, t, d FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS u(t, d, o) ORDER BY o
-         RETURNING id),
-       kept AS (SELECT max(id) - $4 AS after FROM ins),
-       trimmed AS (DELETE FROM event_log WHERE id <= (SELECT after FROM kept))
-       SELECT (SELECT at FROM event_log WHERE id > (SELECT after FROM kept) ORDER BY id LIMIT 1) AS first_at`,
-      [a.now, a.events.map((e) => e.type), a.events.map((e) => e.data), a.keep],
-    );
-    // Ids grow with time: the age trim walks the primary key from the oldest row (no index on `at`).
-    if (r?.first_at !== null && r?.first_at !== undefined && Number(r.first_at) < a.cutoff) {
-      // At most `keep` rows: a few rounds.
-      for (;;) {
-        const gone = await this.c.q(
-          "DELETE FROM event_log WHERE id IN (SELECT id FROM event_log ORDER BY id LIMIT 1000) AND at < $1 RETURNING 1",
-          [a.cutoff],
-        );
-        if (gone.length < 1000) break;
-      }
-    }
+    await this.c.q(APPEND, [
+      a.now,
+      a.events.map((e) => e.type),
+      a.events.map((e) => e.data),
+      a.keep,
+      a.cutoff,
+      xactLockKey(this.schema, "event_log").toString(),
+    ]);
   }
 
   async eventsAfter(a: { afterId: number; limit: number }): Promise<StoredEvent[]> {
