@@ -9,10 +9,17 @@ import { discoveryCard } from "./discovery.js";
 import type { ServerEnv, ServerState } from "./env.js";
 import { registerEvents } from "./events.js";
 import { gate } from "./gate.js";
+import { LargeBodyBudget } from "./large-bodies.js";
 import { LongPollSlots } from "./long-polls.js";
 import { registerMcpRoute } from "./mcp-route.js";
 import { ServerMetrics } from "./metrics.js";
-import { DEFAULT_MAX_LONG_POLLS, DEFAULT_MAX_LONG_POLLS_PER_CLIENT, type ServerOptions } from "./options.js";
+import {
+  DEFAULT_LARGE_BODY_WAIT_MS,
+  DEFAULT_MAX_LARGE_BODY_BYTES,
+  DEFAULT_MAX_LONG_POLLS,
+  DEFAULT_MAX_LONG_POLLS_PER_CLIENT,
+  type ServerOptions,
+} from "./options.js";
 import { registerPeriodicRoutes } from "./periodic-route.js";
 import { registerReadiness } from "./readiness.js";
 import { requestGuard } from "./request-guard.js";
@@ -51,6 +58,10 @@ export function createServerApp(
       options.maxLongPolls ?? DEFAULT_MAX_LONG_POLLS,
       options.maxLongPollsPerClient ?? DEFAULT_MAX_LONG_POLLS_PER_CLIENT,
       auth,
+    ),
+    largeBodies: new LargeBodyBudget(
+      options.maxLargeBodyBytes ?? DEFAULT_MAX_LARGE_BODY_BYTES,
+      options.largeBodyWaitMs ?? DEFAULT_LARGE_BODY_WAIT_MS,
     ),
     mcpAllowedHosts: [],
   };

@@ -1,6 +1,7 @@
 import type { Broker } from "../contract/broker.js";
 import type { Logger } from "../contract/logger.js";
 import type { Principal } from "./access/tokens.js";
+import type { LargeBodyBudget } from "./large-bodies.js";
 import type { LongPollSlots } from "./long-polls.js";
 
 /** What the access log records of one request, filled in by the handler. */
@@ -44,6 +45,8 @@ export interface ServerState {
   stopping: AbortSignal;
   /** The slots of parked long-polls (a wait over 0): in all, per client, per connection. */
   longPolls: LongPollSlots;
+  /** The bytes of large request bodies being read and decoded, and the line of those waiting. */
+  largeBodies: LargeBodyBudget;
   /**
    * The `Host` headers (name:port) the MCP transport's own DNS-rebinding check accepts, filled in
    * once a loopback server listens; empty: no check (not loopback, or not listening yet).

@@ -91,14 +91,17 @@ describe("serve configuration", () => {
         MQLITE_MAX_MESSAGE_BYTES: "0",
         MQLITE_LOG_LEVEL: "chatty",
         MQLITE_MAX_LONG_POLLS: "-3",
+        MQLITE_MAX_LARGE_BODY_BYTES: "64MiB",
       },
     );
     assert.deepEqual(c.dlqRetention, { maxAgeMs: 14 * 24 * 3600 * 1000, maxCount: 1_000_000, maxBytes: 0 });
     assert.equal(c.maxMessageBytes, undefined);
     assert.equal(c.logLevel, "info");
     assert.equal(c.maxLongPolls, undefined);
+    assert.equal(c.maxLargeBodyBytes, undefined);
     assert.deepEqual(c.warnings, [
       'warning: ignoring unparseable MQLITE_MAX_LONG_POLLS="-3"; using default',
+      'warning: ignoring unparseable MQLITE_MAX_LARGE_BODY_BYTES="64MiB"; using default',
       'warning: ignoring unparseable MQLITE_MAX_MESSAGE_BYTES="0"; using default',
       'warning: ignoring unparseable MQLITE_DLQ_MAX_AGE="14 days"; using default',
       'warning: ignoring unparseable MQLITE_DLQ_MAX_COUNT="lots"; using default',
@@ -107,6 +110,10 @@ describe("serve configuration", () => {
     ]);
     assert.deepEqual(serveConfig({}, { MQLITE_MAX_MESSAGE_BYTES: "+2048" }).warnings, []);
     assert.equal(serveConfig({}, { MQLITE_MAX_MESSAGE_BYTES: "+2048" }).maxMessageBytes, 2048);
+    assert.equal(
+      serveConfig({}, { MQLITE_MAX_LARGE_BODY_BYTES: "100000000" }).maxLargeBodyBytes,
+      100_000_000,
+    );
   });
 
   it("MQLITE_UI, MQLITE_CORS, MQLITE_MAX_MESSAGE_BYTES, MQLITE_DB", () => {

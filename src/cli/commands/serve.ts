@@ -49,6 +49,7 @@ async function serve(config: ServeConfig, insecure: boolean): Promise<void> {
       ...(config.cors !== undefined && { cors: config.cors }),
       ui: config.ui ? { dir: defaultConsoleDir() } : false,
       ...(config.maxLongPolls !== undefined && { maxLongPolls: config.maxLongPolls }),
+      ...(config.maxLargeBodyBytes !== undefined && { maxLargeBodyBytes: config.maxLargeBodyBytes }),
       logger,
     });
   } catch (err) {

@@ -18,6 +18,8 @@ export interface ServeConfig {
   logLevel: string;
   /** `MQLITE_MAX_LONG_POLLS`: long-polls parked at once (default: the server's, 1000). */
   maxLongPolls: number | undefined;
+  /** `MQLITE_MAX_LARGE_BODY_BYTES`: large request bodies read at once, in bytes (default: the server's, 64 MiB). */
+  maxLargeBodyBytes: number | undefined;
   /** One stderr line per setting whose value was ignored (the default applies). */
   warnings: string[];
 }
@@ -64,6 +66,7 @@ export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv): ServeCon
   const read = new EnvReader(env);
   const synchronous = read.synchronous();
   const maxLongPolls = read.integer("MQLITE_MAX_LONG_POLLS", 0, (n) => n > 0);
+  const maxLargeBodyBytes = read.integer("MQLITE_MAX_LARGE_BODY_BYTES", 0, (n) => n > 0);
   return {
     addr,
     db: env.MQLITE_DB?.trim() || DEFAULT_DB,
@@ -75,6 +78,7 @@ export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv): ServeCon
     dlqRetention: dlqRetention(env, read),
     logLevel: read.choice("MQLITE_LOG_LEVEL", LOG_LEVELS, "info"),
     maxLongPolls: maxLongPolls > 0 ? maxLongPolls : undefined,
+    maxLargeBodyBytes: maxLargeBodyBytes > 0 ? maxLargeBodyBytes : undefined,
     warnings: read.warnings,
   };
 }

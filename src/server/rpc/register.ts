@@ -17,6 +17,7 @@ import {
   SLICED_DECODE_BYTES,
 } from "../../wire/index.js";
 import type { AccessFields, ServerEnv, ServerState } from "../env.js";
+import { LargeBodyLimitError } from "../large-bodies.js";
 import { LongPollLimitError } from "../long-polls.js";
 import type { ServerMetrics } from "../metrics.js";
 import { MAX_REQUEST_BYTES } from "../options.js";
@@ -26,7 +27,7 @@ import type { Handler, Handlers, RpcContext } from "./context.js";
 import { flowHandlers } from "./flow-handlers.js";
 import { jobHandlers } from "./job-handlers.js";
 import { queueHandlers, queuePreparations } from "./queue-handlers.js";
-import { readBody } from "./request-body.js";
+import { type RequestBody, RequestTooLargeError, readBody, readsStreamedBody } from "./request-body.js";
 import { topicHandlers } from "./topic-handlers.js";
 
 const handlers: Handlers = {
@@ -64,6 +65,8 @@ async function withinBodyLimit(
 ): Promise<Response> {
   const length = declaredLength(c);
   if (length !== undefined) return length > MAX_REQUEST_BYTES ? tooLarge(c) : answer(c);
+  // A streamed body `readBody` reads itself is capped there, as it arrives.
+  if (readsStreamedBody(c)) return answer(c);
   let answered: Response | undefined;
   const limited = await streamLimit(c, async () => {
     answered = await answer(c);
@@ -196,11 +199,11 @@ function endpoint(
   const wantsSignal = LONG_POLLS.has(name);
   const prepare = preparations[name];
   return async (c) => {
+    let body: RequestBody | undefined;
     try {
       // ListQueues, ListSubscriptions and Status never read the body, as the original.
-      const req = route.request
-        ? await decode(route.request, await readBody(c, declaredLength(c)), prepare)
-        : undefined;
+      body = route.request ? await readBody(c, declaredLength(c), state.largeBodies) : undefined;
+      const req = route.request ? await decode(route.request, body!.text, prepare) : undefined;
       // A long-poll that will park holds a connection and a waiter: there is a cap on them.
       const parks = wantsSignal && ((req as { wait_time_ms?: number | null }).wait_time_ms ?? 0) > 0;
       const slot = parks ? state.longPolls.park(c) : undefined;
@@ -220,11 +223,22 @@ function endpoint(
         slot?.release();
       }
     } catch (err) {
-      const retryAfter =
-        err instanceof LongPollLimitError ? { "Retry-After": `${err.retryAfterS}` } : undefined;
-      return errorJson(c, err, retryAfter);
+      return errorJson(c, err, refusalHeaders(err));
+    } finally {
+      body?.release();
     }
   };
+}
+
+/**
+ * The headers of a refusal: when to retry one refused for want of room, and a close where the
+ * body was left unread (the client's next request would start in its bytes).
+ */
+function refusalHeaders(err: unknown): Record<string, string> | undefined {
+  if (err instanceof LongPollLimitError) return { "Retry-After": `${err.retryAfterS}` };
+  if (err instanceof LargeBodyLimitError) return { "Retry-After": `${err.retryAfterS}`, Connection: "close" };
+  if (err instanceof RequestTooLargeError) return { Connection: "close" };
+  return undefined;
 }
 
 /** Registers every RPC of the wire table, in its order (each: observer → POST check → size cap → handler). */

@@ -1,59 +1,171 @@
 import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
-import { SLICED_DECODE_BYTES } from "../../wire/index.js";
+import { MessageTooLargeError } from "../../contract/errors.js";
+import { type JsonText, SLICED_DECODE_BYTES } from "../../wire/index.js";
 import type { ServerEnv } from "../env.js";
+import type { LargeBodyBudget } from "../large-bodies.js";
+import { MAX_REQUEST_BYTES } from "../options.js";
 
 /**
- * A request body: as text, or, for a large one (a Content-Length from `SLICED_DECODE_BYTES` on),
- * as its bytes, copied into one buffer of that length as they arrive. A large body is never made
- * one string: the sliced decoder scans the bytes and decodes each list item on its own. Read the
- * usual way (gather, concatenate, decode), a 32 MiB body held every other request for 100 ms and
- * more and cost three copies of itself at once. Other bodies take hono's own path.
+ * A body over the 32 MiB cap found while it streamed in (no Content-Length to refuse it by): 413,
+ * and the connection closes, as the rest of the body is left unread.
  */
-export function readBody(c: Context<ServerEnv>, contentLength: number | undefined): Promise<string | Buffer> {
+export class RequestTooLargeError extends MessageTooLargeError {
+  constructor() {
+    super(`request body over ${MAX_REQUEST_BYTES} bytes`);
+  }
+}
+
+/** A request body, and the function that gives its room in the large-body budget back. */
+export interface RequestBody {
+  text: JsonText;
+  /** Call once the request is answered (does nothing for a small body). */
+  release: () => void;
+}
+
+const NOTHING = () => {};
+
+/** The node request behind `c`, when its body is still unread. */
+function unreadIncoming(c: Context<ServerEnv>): IncomingMessage | undefined {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  if (
-    contentLength === undefined ||
-    contentLength < SLICED_DECODE_BYTES ||
-    !incoming ||
-    incoming.readableDidRead
-  )
-    return c.req.text();
+  return incoming && !incoming.readableDidRead ? incoming : undefined;
+}
+
+/** True when `readBody` reads a streamed body itself (and enforces the cap on it). */
+export function readsStreamedBody(c: Context<ServerEnv>): boolean {
+  return unreadIncoming(c) !== undefined;
+}
+
+/**
+ * A request body: as text, or, for a large one, as its bytes. A large body (a Content-Length from
+ * `SLICED_DECODE_BYTES` on) first takes its room in the server's large-body budget, waiting its
+ * turn, then is copied into one buffer of that length as it arrives. It is never made one string:
+ * the sliced decoder scans the bytes and decodes each list item on its own. Read the usual way
+ * (gather, concatenate, decode), a 32 MiB body held every other request for 100 ms and more and
+ * cost three copies of itself at once. A streamed body (no Content-Length) is read here too,
+ * capped, and takes room for a maximal body once it passes `SLICED_DECODE_BYTES`. Other bodies take
+ * hono's own path.
+ */
+export async function readBody(
+  c: Context<ServerEnv>,
+  contentLength: number | undefined,
+  budget: LargeBodyBudget,
+): Promise<RequestBody> {
+  const incoming = unreadIncoming(c);
+  if (incoming && contentLength === undefined) return readStreamed(incoming, budget, c.req.raw.signal);
+  if (!incoming || contentLength === undefined || contentLength < SLICED_DECODE_BYTES)
+    return { text: await c.req.text(), release: NOTHING };
+  const release = await budget.take(contentLength, c.req.raw.signal);
+  try {
+    return { text: await readDeclared(incoming, contentLength), release };
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
+
+/** Listens to `incoming` until `done` is called (which removes every listener). */
+function listen(
+  incoming: IncomingMessage,
+  on: { data: (chunk: Buffer) => void; end: () => void; fail: (err: Error) => void },
+): () => void {
+  const onError = (err: Error) => {
+    done();
+    on.fail(err);
+  };
+  const onClose = () => {
+    if (incoming.readableEnded) return;
+    done();
+    on.fail(new Error("client connection closed before the body was read"));
+  };
+  const onEnd = () => {
+    done();
+    on.end();
+  };
+  const done = () => {
+    incoming.off("data", on.data);
+    incoming.off("end", onEnd);
+    incoming.off("error", onError);
+    incoming.off("close", onClose);
+  };
+  incoming.on("data", on.data);
+  incoming.on("end", onEnd);
+  incoming.on("error", onError);
+  incoming.on("close", onClose);
+  return done;
+}
+
+/** A body of `contentLength` bytes, copied into one buffer as it arrives. */
+function readDeclared(incoming: IncomingMessage, contentLength: number): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     // Pages are touched only as bytes land in them: memory grows with what has arrived.
     const bytes = Buffer.allocUnsafe(contentLength);
     let filled = 0;
-    const onData = (chunk: Buffer) => {
-      // The HTTP parser delivers exactly Content-Length bytes; the check keeps a bug from overflowing.
-      if (filled + chunk.length > contentLength) {
-        cleanup();
-        reject(new Error("request body longer than its Content-Length"));
-        return;
-      }
-      filled += chunk.copy(bytes, filled);
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve(filled === contentLength ? bytes : bytes.subarray(0, filled));
-    };
-    const onError = (err: Error) => {
-      cleanup();
+    const done = listen(incoming, {
+      data: (chunk) => {
+        // The HTTP parser delivers exactly Content-Length bytes; the check keeps a bug from overflowing.
+        if (filled + chunk.length > contentLength) {
+          done();
+          reject(new Error("request body longer than its Content-Length"));
+          return;
+        }
+        filled += chunk.copy(bytes, filled);
+      },
+      end: () => resolve(filled === contentLength ? bytes : bytes.subarray(0, filled)),
+      fail: reject,
+    });
+  });
+}
+
+/**
+ * A streamed body, up to the cap. Past `SLICED_DECODE_BYTES` it stops reading until it holds room
+ * for a maximal body in the budget (its final size is unknown), so streaming cannot go round it.
+ */
+function readStreamed(
+  incoming: IncomingMessage,
+  budget: LargeBodyBudget,
+  signal: AbortSignal,
+): Promise<RequestBody> {
+  return new Promise<RequestBody>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let release: (() => void) | undefined;
+    let asked = false;
+    const fail = (err: unknown) => {
+      release?.();
       reject(err);
     };
-    const onClose = () => {
-      if (incoming.readableEnded) return;
-      cleanup();
-      reject(new Error("client connection closed before the body was read"));
-    };
-    const cleanup = () => {
-      incoming.off("data", onData);
-      incoming.off("end", onEnd);
-      incoming.off("error", onError);
-      incoming.off("close", onClose);
-    };
-    incoming.on("data", onData);
-    incoming.on("end", onEnd);
-    incoming.on("error", onError);
-    incoming.on("close", onClose);
+    const done = listen(incoming, {
+      data: (chunk) => {
+        total += chunk.length;
+        if (total > MAX_REQUEST_BYTES) {
+          done();
+          fail(new RequestTooLargeError());
+          return;
+        }
+        chunks.push(chunk);
+        if (total < SLICED_DECODE_BYTES || asked) return;
+        asked = true;
+        incoming.pause();
+        budget.take(MAX_REQUEST_BYTES, signal).then(
+          (give) => {
+            release = give;
+            incoming.resume();
+          },
+          (err) => {
+            done();
+            fail(err);
+          },
+        );
+      },
+      end: () => {
+        const bytes = Buffer.concat(chunks, total);
+        resolve({
+          text: total < SLICED_DECODE_BYTES ? bytes.toString("utf8") : bytes,
+          release: release ?? NOTHING,
+        });
+      },
+      fail,
+    });
   });
 }

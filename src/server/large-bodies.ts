@@ -1,0 +1,103 @@
+import { CancelledError, ResourceExhaustedError } from "../contract/errors.js";
+
+/** Seconds a large body refused for want of room is told to wait (`Retry-After`). */
+export const LARGE_BODY_RETRY_AFTER_S = 1;
+
+/** A large body that found no room in the budget within the wait: 429 `resource_exhausted` with `Retry-After`. */
+export class LargeBodyLimitError extends ResourceExhaustedError {
+  readonly retryAfterS = LARGE_BODY_RETRY_AFTER_S;
+}
+
+interface Waiter {
+  bytes: number;
+  grant: () => void;
+}
+
+/**
+ * The bytes of large request bodies (256 KiB and up) a server holds at once. Each costs about
+ * three times its size while it is read and decoded (its bytes, its items, what they become), so
+ * eight maximal requests at once took a gigabyte; within the budget, requests beyond it wait their
+ * turn (in arrival order) before a byte of theirs is read, and one that waited `maxWaitMs` in vain
+ * is refused (`LargeBodyLimitError`). A body not yet read stays in the client's socket, not here.
+ */
+export class LargeBodyBudget {
+  private used = 0;
+  private readonly waiting: Waiter[] = [];
+
+  constructor(
+    /** The budget; at least one maximal body (a larger body is counted as the whole budget). */
+    readonly limit: number,
+    readonly maxWaitMs: number,
+  ) {}
+
+  /** Bytes taken by bodies being read or decoded now. */
+  get inUse(): number {
+    return this.used;
+  }
+
+  /** Bodies waiting for room. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /**
+   * Takes `bytes` of the budget, in turn, and resolves with the function that gives them back (once;
+   * later calls do nothing). Rejects with `LargeBodyLimitError` after `maxWaitMs` without room, or
+   * `CancelledError` when `signal` aborts (the client went away) while it waits.
+   */
+  take(bytes: number, signal?: AbortSignal): Promise<() => void> {
+    const n = Math.min(bytes, this.limit);
+    if (this.waiting.length === 0 && this.used + n <= this.limit) return Promise.resolve(this.hold(n));
+    if (signal?.aborted) return Promise.reject(new CancelledError());
+    return new Promise((resolve, reject) => {
+      const leave = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        const at = this.waiting.indexOf(waiter);
+        if (at !== -1) this.waiting.splice(at, 1);
+        // A small body behind a large one may fit now that the one ahead of it left.
+        this.grantWaiting();
+      };
+      const waiter: Waiter = {
+        bytes: n,
+        grant: () => {
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", onAbort);
+          resolve(this.hold(n));
+        },
+      };
+      const onAbort = () => {
+        leave();
+        reject(new CancelledError());
+      };
+      const timer = setTimeout(() => {
+        leave();
+        reject(
+          new LargeBodyLimitError(
+            `mqlite: large request bodies fill this server's budget (${this.limit} bytes); retry later`,
+          ),
+        );
+      }, this.maxWaitMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.waiting.push(waiter);
+    });
+  }
+
+  private hold(n: number): () => void {
+    this.used += n;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.used -= n;
+      this.grantWaiting();
+    };
+  }
+
+  /** Lets in the waiters at the head of the line that fit, in order (none overtakes another). */
+  private grantWaiting(): void {
+    while (this.waiting.length > 0 && this.used + this.waiting[0]!.bytes <= this.limit) {
+      this.waiting.shift()!.grant();
+    }
+  }
+}

@@ -1,0 +1,203 @@
+// The large-body budget: large request bodies read and decoded at once are bounded in bytes; the
+// others wait their turn before a byte of theirs is read, in arrival order, and one that waits too
+// long is refused 429 with Retry-After. Small requests never wait. A streamed body counts as a
+// maximal one once past 256 KiB.
+import assert from "node:assert/strict";
+import { connect as netConnect, type Socket } from "node:net";
+import { afterEach, describe, it } from "node:test";
+import { CancelledError } from "../../src/contract/errors.js";
+import { LargeBodyBudget, LargeBodyLimitError } from "../../src/server/large-bodies.js";
+import { MAX_REQUEST_BYTES } from "../../src/server/options.js";
+import { AUTH, type Served, serve, TOKEN } from "./harness.js";
+
+const SEND = "/mqlite.v1.QueueService/Send";
+
+/** A Send of 200 messages of 1.5 KiB bodies: about 400 KB, a large body (256 KiB and up). */
+function largeSend(queue: string, tag: string): string {
+  const body = Buffer.alloc(1536, tag.charCodeAt(0)).toString("base64");
+  return JSON.stringify({
+    queue,
+    messages: Array.from({ length: 200 }, (_, i) => ({ body, message_id: `${tag}${i}` })),
+  });
+}
+
+interface Held {
+  /** Sends the rest of the body; resolves with the answer's status line and body. */
+  finish(): Promise<{ status: number; text: string }>;
+  socket: Socket;
+}
+
+/** A request whose headers and first KiB are sent, the rest held back until `finish`. */
+function holdRequest(url: string, body: string, chunked = false): Promise<Held> {
+  const { port } = new URL(url);
+  const bytes = Buffer.from(body);
+  return new Promise((resolve, reject) => {
+    const socket = netConnect(Number(port), "127.0.0.1");
+    let text = "";
+    let answered: ((a: { status: number; text: string }) => void) | undefined;
+    socket.on("data", (d) => {
+      text += d.toString("latin1");
+      const status = /^HTTP\/1\.1 (\d+)/.exec(text);
+      const split = text.indexOf("\r\n\r\n");
+      if (status && split !== -1 && /}\n?$/.test(text))
+        answered?.({ status: Number(status[1]), text: text.slice(split + 4) });
+    });
+    socket.on("error", reject);
+    socket.on("connect", () => {
+      const head = [
+        `POST ${SEND} HTTP/1.1`,
+        "Host: 127.0.0.1",
+        `Authorization: Bearer ${TOKEN}`,
+        "Content-Type: application/json",
+        chunked ? "Transfer-Encoding: chunked" : `Content-Length: ${bytes.length}`,
+      ].join("\r\n");
+      const chunk = (b: Buffer) =>
+        chunked ? Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from("\r\n")]) : b;
+      // Chunked: the first part goes past 256 KiB, so the body is large before it ends.
+      const cut = chunked ? 300 * 1024 : 1024;
+      socket.write(Buffer.concat([Buffer.from(`${head}\r\n\r\n`), chunk(bytes.subarray(0, cut))]));
+      resolve({
+        socket,
+        finish: () =>
+          new Promise((done) => {
+            answered = done;
+            socket.write(chunk(bytes.subarray(cut)));
+            if (chunked) socket.write("0\r\n\r\n");
+          }),
+      });
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function activeCount(s: Served, queue: string): Promise<number> {
+  const stats = await s.rpc("QueueService/Stats", { queue });
+  assert.equal(stats.status, 200, stats.text);
+  return Number(stats.json.active);
+}
+
+describe("LargeBodyBudget", () => {
+  it("gives room in arrival order, each once, and never lets a later body overtake", async () => {
+    const budget = new LargeBodyBudget(100, 10_000);
+    const first = await budget.take(60);
+    const order: string[] = [];
+    const inTurn = (name: string, taken: Promise<() => void>) =>
+      taken.then((release) => {
+        order.push(name);
+        return release;
+      });
+    const big = inTurn("big", budget.take(60));
+    const small = inTurn("small", budget.take(10));
+    await sleep(10);
+    // 10 bytes would fit beside the first body, but the 60 ahead of them wait first.
+    assert.deepEqual(order, []);
+    assert.equal(budget.queued, 2);
+    first();
+    first();
+    const [releaseBig, releaseSmall] = await Promise.all([big, small]);
+    assert.deepEqual(order, ["big", "small"]);
+    assert.equal(budget.inUse, 70);
+    releaseBig();
+    releaseSmall();
+    assert.equal(budget.inUse, 0);
+  });
+
+  it("refuses after the wait, and counts a body larger than the budget as the whole of it", async () => {
+    const budget = new LargeBodyBudget(100, 30);
+    const whole = await budget.take(1_000);
+    assert.equal(budget.inUse, 100);
+    await assert.rejects(budget.take(1), LargeBodyLimitError);
+    assert.equal(budget.queued, 0);
+    whole();
+    (await budget.take(100))();
+  });
+
+  it("a waiter whose client left gives its place up, and those behind it move on", async () => {
+    const budget = new LargeBodyBudget(100, 10_000);
+    const first = await budget.take(50);
+    const controller = new AbortController();
+    const leaving = budget.take(80, controller.signal);
+    const behind = budget.take(40);
+    controller.abort();
+    await assert.rejects(leaving, CancelledError);
+    // The 80 bytes that did not fit are gone from the line: the 40 behind them fit now.
+    (await behind)();
+    first();
+    assert.equal(budget.inUse, 0);
+    assert.equal(budget.queued, 0);
+  });
+});
+
+describe("large bodies over HTTP", () => {
+  let s: Served | undefined;
+  afterEach(async () => {
+    await s?.close();
+    s = undefined;
+  });
+
+  it("a large body beyond the budget waits, is refused 429 with Retry-After after the wait, and stores nothing", async () => {
+    s = await serve({ maxLargeBodyBytes: 500_000, largeBodyWaitMs: 300 });
+    assert.equal((await s.rpc("AdminService/CreateQueue", { name: "q" })).status, 200);
+    const held = await holdRequest(s.url, largeSend("q", "a"));
+    await sleep(50);
+
+    const refused = await s.post(SEND, largeSend("q", "b"), { ...AUTH, "content-type": "application/json" });
+    assert.equal(refused.status, 429, refused.text);
+    assert.equal(JSON.parse(refused.text).code, "resource_exhausted");
+    assert.equal(refused.headers.get("retry-after"), "1");
+    assert.equal(refused.headers.get("connection"), "close");
+    // Small requests never wait for the budget.
+    const small = await s.rpc("QueueService/Send", { queue: "q", messages: [{ body: "" }] });
+    assert.equal(small.status, 200, small.text);
+
+    const answer = await held.finish();
+    held.socket.destroy();
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(await activeCount(s, "q"), 201);
+    // The room was given back: the next large body is let in at once.
+    const again = await s.post(SEND, largeSend("q", "c"), { ...AUTH, "content-type": "application/json" });
+    assert.equal(again.status, 200, again.text);
+    assert.equal(await activeCount(s, "q"), 401);
+  });
+
+  it("waiting bodies are let in in arrival order once room is given back", async () => {
+    s = await serve({ maxLargeBodyBytes: 500_000, largeBodyWaitMs: 10_000 });
+    assert.equal((await s.rpc("AdminService/CreateQueue", { name: "q" })).status, 200);
+    const held = await holdRequest(s.url, largeSend("q", "a"));
+    await sleep(50);
+    const post = (tag: string) =>
+      s!.post(SEND, largeSend("q", tag), { ...AUTH, "content-type": "application/json" });
+    const b = post("b");
+    await sleep(50);
+    const c = post("c");
+    await sleep(50);
+    assert.equal(await activeCount(s, "q"), 0);
+
+    assert.equal((await held.finish()).status, 200);
+    held.socket.destroy();
+    const [answerB, answerC] = await Promise.all([b, c]);
+    assert.equal(answerB.status, 200, answerB.text);
+    assert.equal(answerC.status, 200, answerC.text);
+    const seqs = (a: { text: string }) => (JSON.parse(a.text).seq_numbers as number[]).map(Number);
+    assert.ok(Math.max(...seqs(answerB)) < Math.min(...seqs(answerC)), "b was let in before c");
+    assert.equal(await activeCount(s, "q"), 600);
+  });
+
+  it("a streamed body takes room for a maximal body once past 256 KiB", async () => {
+    // Room for one maximal body and a little: a streamed body past 256 KiB leaves too little for 400 KB.
+    s = await serve({ maxLargeBodyBytes: MAX_REQUEST_BYTES + 100_000, largeBodyWaitMs: 300 });
+    assert.equal((await s.rpc("AdminService/CreateQueue", { name: "q" })).status, 200);
+    const streamed = await holdRequest(s.url, largeSend("q", "a"), true);
+    await sleep(50);
+    const refused = await s.post(SEND, largeSend("q", "b"), { ...AUTH, "content-type": "application/json" });
+    assert.equal(refused.status, 429, refused.text);
+
+    const answer = await streamed.finish();
+    streamed.socket.destroy();
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(await activeCount(s, "q"), 200);
+    const again = await s.post(SEND, largeSend("q", "c"), { ...AUTH, "content-type": "application/json" });
+    assert.equal(again.status, 200, again.text);
+  });
+});
