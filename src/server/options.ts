@@ -49,7 +49,8 @@ export interface ServerOptions {
   /**
    * The bytes of large request bodies (256 KiB and up, or a streamed body past 256 KiB, counted at
    * the 32 MiB cap) read and decoded at once; beyond it a request waits its turn before its body is
-   * read. Default 64 MiB (two maximal requests).
+   * read. Default 32 MiB: one maximal request (decoding runs on the one event loop, so bodies
+   * decoded side by side would finish no sooner).
    */
   maxLargeBodyBytes?: number;
   /** How long a large body waits for room in `maxLargeBodyBytes` before a 429 with `Retry-After`. Default 10 s. */
@@ -94,6 +95,6 @@ export { MAX_REQUEST_BYTES } from "../contract/limits.js";
 export const DEFAULT_GRACE_MS = 25_000;
 export const DEFAULT_MAX_LONG_POLLS = 1000;
 export const DEFAULT_MAX_LONG_POLLS_PER_CLIENT = 100;
-export const DEFAULT_MAX_LARGE_BODY_BYTES = 64 * 2 ** 20;
+export const DEFAULT_MAX_LARGE_BODY_BYTES = 32 * 2 ** 20;
 export const DEFAULT_LARGE_BODY_WAIT_MS = 10_000;
 export const DEFAULT_PORT = 6754;

@@ -18,7 +18,7 @@ export interface ServeConfig {
   logLevel: string;
   /** `MQLITE_MAX_LONG_POLLS`: long-polls parked at once (default: the server's, 1000). */
   maxLongPolls: number | undefined;
-  /** `MQLITE_MAX_LARGE_BODY_BYTES`: large request bodies read at once, in bytes (default: the server's, 64 MiB). */
+  /** `MQLITE_MAX_LARGE_BODY_BYTES`: large request bodies read at once, in bytes (default: the server's, 32 MiB). */
   maxLargeBodyBytes: number | undefined;
   /** One stderr line per setting whose value was ignored (the default applies). */
   warnings: string[];
