@@ -56,7 +56,15 @@ async function serveBoth(): Promise<void> {
   });
   await broker.createQueue("bench");
   await broker.createQueue("e2e", { lockDurationMs: 60_000, maxDeliveryCount: 1000 });
-  const mqlite = await startServer({ broker, port: 0, tokens: [TOKEN], logger: silentLogger });
+  // BENCH_MAX_LARGE_BODY_BYTES: the server's large-body budget (default its own, one maximal request).
+  const budget = Number(process.env.BENCH_MAX_LARGE_BODY_BYTES ?? 0);
+  const mqlite = await startServer({
+    broker,
+    port: 0,
+    tokens: [TOKEN],
+    logger: silentLogger,
+    ...(budget > 0 && { maxLargeBodyBytes: budget }),
+  });
   const bare = new Hono();
   bare.post("/bare", async (c) => {
     await c.req.text();
