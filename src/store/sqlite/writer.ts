@@ -88,6 +88,14 @@ const SLICE_MS = 8;
  */
 const CHECKPOINT_HOLD_MS = 2000;
 
+/**
+ * The page cache a long write runs with (`PRAGMA cache_size`, KiB when negative). Its changed pages
+ * are written to the WAL as the cache fills, a page at a time within its slices, and its commit
+ * writes what is left: at most this much. With the connection's own cache (16 MiB), the commit of a
+ * 32 MiB send wrote 16 MiB at once and held the event loop for 60-100 ms.
+ */
+const LONG_WRITE_CACHE_KIB = -4000;
+
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
@@ -422,6 +430,8 @@ export class Writer {
       return;
     }
     let value: unknown;
+    const cacheSize = this.db.pragma("cache_size", { simple: true }) as number;
+    this.db.pragma(`cache_size = ${LONG_WRITE_CACHE_KIB}`);
     try {
       this.onBegin();
       const steps = w.steps!(hooks);
@@ -441,6 +451,7 @@ export class Writer {
       this.sql.commit.run();
     } catch (err) {
       if (this.db.inTransaction) this.sql.rollback.run();
+      this.db.pragma(`cache_size = ${cacheSize}`);
       runAll(hooks.rolledBack);
       this.onRollback();
       const mapped = mapSqliteError(err);
@@ -448,6 +459,7 @@ export class Writer {
       end(undefined, mapped);
       return;
     }
+    this.db.pragma(`cache_size = ${cacheSize}`);
     this.onCommit();
     this.storeFailure = undefined;
     runAll(hooks.after);
