@@ -50,6 +50,42 @@ describe("SQLite: long writes", () => {
     }
   });
 
+  it("a long write runs with a 4 MB page cache, and the connection's own comes back after its commit or rollback", async () => {
+    const tmp = tempDir();
+    const b = await openBroker(tmp.file("mq.db"), { logger: silentLogger });
+    try {
+      await b.createQueue("q");
+      const db = (b as unknown as { db: Database.Database }).db;
+      const writer = (b as unknown as { writer: { busy: boolean } }).writer;
+      const own = db.pragma("cache_size", { simple: true });
+      const during: unknown[] = [];
+      let done = false;
+      const tick = () => {
+        if (writer.busy) during.push(db.pragma("cache_size", { simple: true }));
+        if (!done) setImmediate(tick);
+      };
+      setImmediate(tick);
+      await sent(b, 4 * LONG_WRITE_ITEMS, Buffer.alloc(2400, 7));
+      assert.ok(during.length > 0, "the loop turned while the send was stored");
+      assert.deepEqual([...new Set(during)], [-4000]);
+      assert.equal(db.pragma("cache_size", { simple: true }), own);
+
+      // A long write that fails midway (a trigger refuses its last row) is rolled back whole.
+      db.exec(`CREATE TRIGGER refuse AFTER INSERT ON messages WHEN new.body = x'ff'
+               BEGIN SELECT RAISE(ABORT, 'refused'); END`);
+      const bodies = Array.from({ length: LONG_WRITE_ITEMS }, (_, i) => ({
+        body: Buffer.from([i === LONG_WRITE_ITEMS - 1 ? 0xff : 1]),
+      }));
+      await assert.rejects(b.send("q", bodies));
+      done = true;
+      assert.equal(db.pragma("cache_size", { simple: true }), own);
+      assert.equal((await b.stats("q")).active, 4 * LONG_WRITE_ITEMS);
+    } finally {
+      await b.close();
+      tmp.cleanup();
+    }
+  });
+
   it("a long write's commit leaves its frames to the checkpoint thread, and the commits' own checkpoints come back", async () => {
     const tmp = tempDir();
     const file = tmp.file("mq.db");
