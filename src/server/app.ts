@@ -65,7 +65,17 @@ export function createServerApp(
     ),
     mcpAllowedHosts: [],
   };
-  const metrics = new ServerMetrics(options.broker);
+  const metrics = new ServerMetrics(options.broker, {
+    get parkedLongPolls() {
+      return state.longPolls.parked;
+    },
+    get largeBodyBytes() {
+      return state.largeBodies.inUse;
+    },
+    get largeBodiesWaiting() {
+      return state.largeBodies.queued;
+    },
+  });
   const app = new Hono<ServerEnv>();
 
   app.use(

@@ -22,6 +22,16 @@ interface CountsCompletions {
 const countsCompletions = (b: Broker): b is Broker & CountsCompletions =>
   typeof (b as Partial<CountsCompletions>).completedCount === "function";
 
+/** What the server holds for its clients, read at scrape time. */
+export interface ServingLoad {
+  /** Long-polls parked now. */
+  readonly parkedLongPolls: number;
+  /** Bytes of large request bodies being read and decoded now. */
+  readonly largeBodyBytes: number;
+  /** Large request bodies waiting for room in the budget. */
+  readonly largeBodiesWaiting: number;
+}
+
 let processRegistry: Registry | undefined;
 
 /** Node's process metrics, collected once per process however many servers it runs. */
@@ -43,9 +53,34 @@ export class ServerMetrics {
   private readonly completedHere = new Map<string, number>();
   private snapshot: QueueStats[] = [];
 
-  constructor(private readonly broker: Broker) {
+  constructor(
+    private readonly broker: Broker,
+    load?: ServingLoad,
+  ) {
     const registers = [this.registry];
     const self = this;
+    if (load) {
+      const gauge = (name: string, help: string, read: () => number) =>
+        new Gauge({
+          name,
+          help,
+          registers,
+          collect() {
+            this.set(read());
+          },
+        });
+      gauge("mqlite_long_polls_parked", "Long-polls parked on this server.", () => load.parkedLongPolls);
+      gauge(
+        "mqlite_large_body_bytes",
+        "Bytes of large request bodies (256 KiB and up) being read and decoded.",
+        () => load.largeBodyBytes,
+      );
+      gauge(
+        "mqlite_large_bodies_waiting",
+        "Large request bodies waiting for room in the large-body budget.",
+        () => load.largeBodiesWaiting,
+      );
+    }
     new Gauge({
       name: "mqlite_queue_messages",
       help: "Messages in the queue by state.",

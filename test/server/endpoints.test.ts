@@ -156,8 +156,23 @@ describe("non-RPC endpoints", () => {
     }
     assert.ok(line('mqlite_rpc_duration_seconds_count{rpc="QueueService/Send"}'));
     assert.ok(line('mqlite_rpc_duration_seconds_sum{rpc="QueueService/Send"}'));
+    assert.equal(line("mqlite_long_polls_parked "), "mqlite_long_polls_parked 0");
+    assert.equal(line("mqlite_large_body_bytes "), "mqlite_large_body_bytes 0");
+    assert.equal(line("mqlite_large_bodies_waiting "), "mqlite_large_bodies_waiting 0");
     assert.ok(line("process_cpu_user_seconds_total"), "process metrics");
     assert.ok(line("nodejs_heap_size_total_bytes"));
+  });
+
+  it("/metrics counts the long-polls parked on the server", async () => {
+    await s.rpc("AdminService/CreateQueue", { name: "parked" });
+    const waiting = s.rpc("QueueService/Receive", { queue: "parked", wait_time_ms: 5000 });
+    await new Promise((r) => setTimeout(r, 100));
+    const text = await (await fetch(`${s.url}/metrics`, { headers: AUTH })).text();
+    assert.match(text, /^mqlite_long_polls_parked 1$/m);
+    await s.rpc("QueueService/Send", { queue: "parked", messages: [{ body: b64("x") }] });
+    assert.equal((await waiting).json.messages.length, 1);
+    const after = await (await fetch(`${s.url}/metrics`, { headers: AUTH })).text();
+    assert.match(after, /^mqlite_long_polls_parked 0$/m);
   });
 
   it("only registered RPCs get a latency series (no cardinality from unknown paths)", async () => {

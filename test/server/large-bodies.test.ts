@@ -173,6 +173,14 @@ describe("large bodies over HTTP", () => {
     const c = post("c");
     await sleep(50);
     assert.equal(await activeCount(s, "q"), 0);
+    // The held body's bytes are in use, the two others wait: /metrics says so.
+    const metrics = await (await fetch(`${s.url}/metrics`, { headers: AUTH })).text();
+    const gauge = (name: string) => metrics.split("\n").find((l) => l.startsWith(`${name} `));
+    assert.equal(
+      gauge("mqlite_large_body_bytes"),
+      `mqlite_large_body_bytes ${Buffer.byteLength(largeSend("q", "a"))}`,
+    );
+    assert.equal(gauge("mqlite_large_bodies_waiting"), "mqlite_large_bodies_waiting 2");
 
     assert.equal((await held.finish()).status, 200);
     held.socket.destroy();
@@ -182,6 +190,9 @@ describe("large bodies over HTTP", () => {
     const seqs = (a: { text: string }) => (JSON.parse(a.text).seq_numbers as number[]).map(Number);
     assert.ok(Math.max(...seqs(answerB)) < Math.min(...seqs(answerC)), "b was let in before c");
     assert.equal(await activeCount(s, "q"), 600);
+    const after = await (await fetch(`${s.url}/metrics`, { headers: AUTH })).text();
+    assert.match(after, /^mqlite_large_body_bytes 0$/m);
+    assert.match(after, /^mqlite_large_bodies_waiting 0$/m);
   });
 
   it("a streamed body takes room for a maximal body once past 256 KiB", async () => {
