@@ -1,7 +1,9 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import { createMcpServer } from "../mcp/registry.js";
+import { SLICED_DECODE_BYTES } from "../wire/index.js";
 import type { ServerEnv, ServerState } from "./env.js";
+import { LargeBodyLimitError } from "./large-bodies.js";
 import { MAX_REQUEST_BYTES } from "./options.js";
 import { note } from "./respond.js";
 
@@ -17,28 +19,65 @@ const methodNotAllowed = () =>
   );
 
 /**
+ * The room a request's body takes in the large-body budget: its Content-Length from 256 KiB on, a
+ * streamed body (whose size the transport learns only as it reads) a maximal one; 0 for the rest.
+ */
+function largeBodyBytes(c: Context<ServerEnv>): number {
+  if (c.req.header("transfer-encoding") !== undefined) return MAX_REQUEST_BYTES;
+  const length = c.req.header("content-length");
+  if (length === undefined) return 0;
+  const n = Number(length);
+  return n >= SLICED_DECODE_BYTES ? Math.min(n, MAX_REQUEST_BYTES) : 0;
+}
+
+/** A refusal for want of room, as the JSON-RPC error the transport answers others with. */
+const busy = (err: LargeBodyLimitError) =>
+  new Response(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: err.message }, id: null }), {
+    status: 429,
+    headers: { "Content-Type": "application/json", "Retry-After": `${err.retryAfterS}`, Connection: "close" },
+  });
+
+/**
  * The MCP tools over Streamable HTTP at `/mcp`, behind the same Bearer auth as every other route;
  * each tool checks the token's scopes as the RPC it mirrors does.
  * Stateless: each POST gets its own server and transport (no session to keep), answered with JSON.
+ * A large body waits for its room in the server's large-body budget first, as an RPC's does.
  */
 export function registerMcpRoute(app: Hono<ServerEnv>, state: ServerState): void {
   app.all("/mcp", async (c) => {
     note(c, { rpc: "mcp" });
     if (c.req.method !== "POST") return methodNotAllowed();
-    const server = createMcpServer(state.brokerFor(c.get("principal")), { stopping: state.stopping });
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-      maxRequestBodySize: MAX_REQUEST_BYTES,
-      // The gate checks Host and Origin on every route; the transport checks its own too.
-      enableDnsRebindingProtection: state.mcpAllowedHosts.length > 0,
-      allowedHosts: state.mcpAllowedHosts,
-    });
+    const bytes = largeBodyBytes(c);
+    let release: (() => void) | undefined;
     try {
-      await server.connect(transport);
-      return await transport.handleRequest(c.req.raw);
+      release = bytes > 0 ? await state.largeBodies.take(bytes, c.req.raw.signal) : undefined;
+    } catch (err) {
+      if (err instanceof LargeBodyLimitError) return busy(err);
+      throw err;
+    }
+    try {
+      return await answer(c, state);
     } finally {
-      await server.close();
+      release?.();
     }
   });
+}
+
+/** One request's answer: a server and transport of its own (stateless), answered with JSON. */
+async function answer(c: Context<ServerEnv>, state: ServerState): Promise<Response> {
+  const server = createMcpServer(state.brokerFor(c.get("principal")), { stopping: state.stopping });
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+    maxRequestBodySize: MAX_REQUEST_BYTES,
+    // The gate checks Host and Origin on every route; the transport checks its own too.
+    enableDnsRebindingProtection: state.mcpAllowedHosts.length > 0,
+    allowedHosts: state.mcpAllowedHosts,
+  });
+  try {
+    await server.connect(transport);
+    return await transport.handleRequest(c.req.raw);
+  } finally {
+    await server.close();
+  }
 }

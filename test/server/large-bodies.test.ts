@@ -195,6 +195,44 @@ describe("large bodies over HTTP", () => {
     assert.match(after, /^mqlite_large_bodies_waiting 0$/m);
   });
 
+  it("an MCP request with a large body takes its room too", async () => {
+    s = await serve({ maxLargeBodyBytes: 500_000, largeBodyWaitMs: 300 });
+    assert.equal((await s.rpc("AdminService/CreateQueue", { name: "q" })).status, 200);
+    // An initialize whose client name makes the body about 300 KB.
+    const initialize = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-03-26",
+        capabilities: {},
+        clientInfo: { name: "x".repeat(300_000), version: "1.0.0" },
+      },
+    });
+    const mcp = () =>
+      fetch(`${s!.url}/mcp`, {
+        method: "POST",
+        headers: {
+          ...AUTH,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        },
+        body: initialize,
+      });
+    const held = await holdRequest(s.url, largeSend("q", "a"));
+    await sleep(50);
+    const refused = await mcp();
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get("retry-after"), "1");
+    assert.match((await refused.json()).error.message, /large request bodies/);
+
+    assert.equal((await held.finish()).status, 200);
+    held.socket.destroy();
+    const answered = await mcp();
+    assert.equal(answered.status, 200);
+    assert.equal((await answered.json()).result.serverInfo.name, "mqlite");
+  });
+
   it("a streamed body takes room for a maximal body once past 256 KiB", async () => {
     // Room for one maximal body and a little: a streamed body past 256 KiB leaves too little for 400 KB.
     s = await serve({ maxLargeBodyBytes: MAX_REQUEST_BYTES + 100_000, largeBodyWaitMs: 300 });
