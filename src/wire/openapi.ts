@@ -101,7 +101,9 @@ export function openApiDocument(version: string): object {
         "with a JSON body; errors are {code, message}. Bytes are standard base64; times are epoch milliseconds. " +
         `Request caps, checked before the body is parsed (400 invalid_argument naming the cap): a body of ${MAX_REQUEST_BYTES} bytes (413), ` +
         `${MAX_JSON_DEPTH} levels of nesting, ${MAX_BATCH_ITEMS} items per list (each list's own maxItems may be lower), ` +
-        `${MAX_OBJECT_KEYS} keys per object, ${MAX_REQUEST_ENTRIES} list items and object keys in all (x-mqlite-limits).`,
+        `${MAX_OBJECT_KEYS} keys per object, ${MAX_REQUEST_ENTRIES} list items and object keys in all (x-mqlite-limits). ` +
+        "A body of 256 KiB or more waits for room in the server's large-body budget before it is read; one that " +
+        "waited in vain is 429 resource_exhausted with Retry-After.",
     },
     security: [{ bearer: [] }],
     components: {
