@@ -254,7 +254,8 @@ describe("console: operating a broker (headless Chromium)", () => {
     const form = page.getByRole("form", { name: "Send a message to single" });
     await form.getByLabel("Body").fill("toast");
     await form.getByRole("button", { name: "Send", exact: true }).click();
-    const toast = page.locator(".toast").first();
+    // This send's own toast: an earlier test's may still be on screen, about to go.
+    const toast = page.locator(".toast", { hasText: /Sent: seq/ }).last();
     await toast.waitFor();
     const box = (await toast.boundingBox())!;
     const under = await page.evaluate(
