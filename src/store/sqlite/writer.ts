@@ -80,7 +80,7 @@ const MAX_GATHER_TURNS = 4;
 /** Groups run with a savepoint per write after one of them had a write fail. */
 const CAREFUL_AFTER_FAILURE = 16;
 /** How long a long write runs before it lets the event loop turn (its transaction still open). */
-const SLICE_MS = 8;
+const SLICE_MS = 4;
 /**
  * How long after a long write's commit the commits leave checkpoints to the checkpoint thread
  * alone: its frames (thousands) are copied there meanwhile, instead of by the next commit on the
@@ -92,9 +92,9 @@ const CHECKPOINT_HOLD_MS = 2000;
  * The page cache a long write runs with (`PRAGMA cache_size`, KiB when negative). Its changed pages
  * are written to the WAL as the cache fills, a page at a time within its slices, and its commit
  * writes what is left: at most this much. With the connection's own cache (16 MiB), the commit of a
- * 32 MiB send wrote 16 MiB at once and held the event loop for 60-100 ms.
+ * 32 MiB send wrote 16 MiB at once and held the event loop for 60-100 ms; with 4 MB, 30-50 ms.
  */
-const LONG_WRITE_CACHE_KIB = -4000;
+const LONG_WRITE_CACHE_KIB = -2000;
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
