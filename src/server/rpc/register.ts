@@ -204,6 +204,8 @@ function endpoint(
       // ListQueues, ListSubscriptions and Status never read the body, as the original.
       body = route.request ? await readBody(c, declaredLength(c), state.largeBodies) : undefined;
       const req = route.request ? await decode(route.request, body!.text, prepare) : undefined;
+      // The request is decoded: its bytes (32 MB at most) can go while it runs and is answered.
+      if (body) body.text = "";
       // A long-poll that will park holds a connection and a waiter: there is a cap on them.
       const parks = wantsSignal && ((req as { wait_time_ms?: number | null }).wait_time_ms ?? 0) > 0;
       const slot = parks ? state.longPolls.park(c) : undefined;
