@@ -233,6 +233,36 @@ describe("large bodies over HTTP", () => {
     assert.equal((await answered.json()).result.serverInfo.name, "mqlite");
   });
 
+  it("a small streamed body is read as it comes and never waits for room", async () => {
+    s = await serve({ maxLargeBodyBytes: 500_000, largeBodyWaitMs: 300 });
+    assert.equal((await s.rpc("AdminService/CreateQueue", { name: "q" })).status, 200);
+    const held = await holdRequest(s.url, largeSend("q", "a"));
+    await sleep(50);
+    const text = JSON.stringify({
+      queue: "q",
+      messages: [{ body: Buffer.from("chunked").toString("base64") }],
+    });
+    const parts = [text.slice(0, 10), text.slice(10)];
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const next = parts.shift();
+        if (next === undefined) controller.close();
+        else controller.enqueue(new TextEncoder().encode(next));
+      },
+    });
+    const res = await fetch(`${s.url}${SEND}`, {
+      method: "POST",
+      headers: { ...AUTH, "content-type": "application/json" },
+      body: stream,
+      duplex: "half",
+    } as RequestInit);
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.equal((await res.json()).seq_numbers.length, 1);
+    assert.equal((await held.finish()).status, 200);
+    held.socket.destroy();
+    assert.equal(await activeCount(s, "q"), 201);
+  });
+
   it("a streamed body takes room for a maximal body once past 256 KiB", async () => {
     // Room for one maximal body and a little: a streamed body past 256 KiB leaves too little for 400 KB.
     s = await serve({ maxLargeBodyBytes: MAX_REQUEST_BYTES + 100_000, largeBodyWaitMs: 300 });
