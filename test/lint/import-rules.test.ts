@@ -1,26 +1,33 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
 // `npm run lint` runs dependency-cruiser with this config over src/; these tests place one upward
-// import in a room and check that the same command refuses it and names the file.
+// import in a room and check that the same command refuses it and names the file. The probe goes
+// into a copy of the tree: written into src/ itself, it was seen (and then missed) by other tests
+// that read every source file while it briefly existed.
 const root = join(import.meta.dirname, "..", "..");
 const depcruise = join(root, "node_modules", ".bin", "depcruise");
 
 function cruiseProbe(room: string, source: string): { status: number | null; output: string; file: string } {
-  const file = `src/${room}/upward-probe-${randomUUID().slice(0, 8)}.ts`;
-  writeFileSync(join(root, file), source);
+  const tree = mkdtempSync(join(tmpdir(), "mqlite-import-rules-"));
   try {
+    cpSync(join(root, "src"), join(tree, "src"), { recursive: true });
+    for (const f of [".dependency-cruiser.cjs", "tsconfig.json", "package.json"])
+      cpSync(join(root, f), join(tree, f));
+    const file = `src/${room}/upward-probe-${randomUUID().slice(0, 8)}.ts`;
+    writeFileSync(join(tree, file), source);
     const run = spawnSync(depcruise, [file, "--config", ".dependency-cruiser.cjs", "--output-type", "err"], {
-      cwd: root,
+      cwd: tree,
       encoding: "utf8",
     });
     return { status: run.status, output: `${run.stdout}${run.stderr}`, file };
   } finally {
-    rmSync(join(root, file), { force: true });
+    rmSync(tree, { recursive: true, force: true });
   }
 }
 
