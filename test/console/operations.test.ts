@@ -290,8 +290,8 @@ describe("console: operating a broker (headless Chromium)", () => {
     try {
       await page.goto(`${s.url}/ui/#/queues/orders`);
       await rows(page, "active").first().waitFor();
-      const layout = await page.evaluate(() => {
-        const table = document.querySelector('table.messages[data-state="active"]')!;
+      // Through a locator: the table a refresh put in place of the one waited for is the one read.
+      const layout = await page.locator('table.messages[data-state="active"]').evaluate((table) => {
         const cell = table.querySelector('td[data-label="Subject"]')!;
         return {
           page: document.documentElement.scrollWidth - window.innerWidth,
