@@ -195,6 +195,27 @@ describe("large bodies over HTTP", () => {
     assert.match(after, /^mqlite_large_bodies_waiting 0$/m);
   });
 
+  it("a waiting body whose client goes away leaves the line", async () => {
+    s = await serve({ maxLargeBodyBytes: 500_000, largeBodyWaitMs: 10_000 });
+    assert.equal((await s.rpc("AdminService/CreateQueue", { name: "q" })).status, 200);
+    const held = await holdRequest(s.url, largeSend("q", "a"));
+    await sleep(50);
+    const leaving = await holdRequest(s.url, largeSend("q", "b"));
+    await sleep(50);
+    const gauge = async (name: string) => {
+      const text = await (await fetch(`${s!.url}/metrics`, { headers: AUTH })).text();
+      return text.split("\n").find((l) => l.startsWith(`${name} `));
+    };
+    assert.equal(await gauge("mqlite_large_bodies_waiting"), "mqlite_large_bodies_waiting 1");
+    leaving.socket.destroy();
+    await sleep(100);
+    assert.equal(await gauge("mqlite_large_bodies_waiting"), "mqlite_large_bodies_waiting 0");
+    assert.equal((await held.finish()).status, 200);
+    held.socket.destroy();
+    assert.equal(await gauge("mqlite_large_body_bytes"), "mqlite_large_body_bytes 0");
+    assert.equal(await activeCount(s, "q"), 200);
+  });
+
   it("an MCP request with a large body takes its room too", async () => {
     s = await serve({ maxLargeBodyBytes: 500_000, largeBodyWaitMs: 300 });
     assert.equal((await s.rpc("AdminService/CreateQueue", { name: "q" })).status, 200);
