@@ -71,6 +71,10 @@ function holdRequest(url: string, body: string, chunked = false): Promise<Held> 
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Posts a large Send (see `largeSend`) to `s`, whole. */
+const postLarge = (s: Served, tag: string) =>
+  s.post(SEND, largeSend("q", tag), { ...AUTH, "content-type": "application/json" });
+
 async function activeCount(s: Served, queue: string): Promise<number> {
   const stats = await s.rpc("QueueService/Stats", { queue });
   assert.equal(stats.status, 200, stats.text);
@@ -142,7 +146,7 @@ describe("large bodies over HTTP", () => {
     const held = await holdRequest(s.url, largeSend("q", "a"));
     await sleep(50);
 
-    const refused = await s.post(SEND, largeSend("q", "b"), { ...AUTH, "content-type": "application/json" });
+    const refused = await postLarge(s, "b");
     assert.equal(refused.status, 429, refused.text);
     assert.equal(JSON.parse(refused.text).code, "resource_exhausted");
     assert.equal(refused.headers.get("retry-after"), "1");
@@ -156,7 +160,7 @@ describe("large bodies over HTTP", () => {
     assert.equal(answer.status, 200, answer.text);
     assert.equal(await activeCount(s, "q"), 201);
     // The room was given back: the next large body is let in at once.
-    const again = await s.post(SEND, largeSend("q", "c"), { ...AUTH, "content-type": "application/json" });
+    const again = await postLarge(s, "c");
     assert.equal(again.status, 200, again.text);
     assert.equal(await activeCount(s, "q"), 401);
   });
@@ -166,11 +170,9 @@ describe("large bodies over HTTP", () => {
     assert.equal((await s.rpc("AdminService/CreateQueue", { name: "q" })).status, 200);
     const held = await holdRequest(s.url, largeSend("q", "a"));
     await sleep(50);
-    const post = (tag: string) =>
-      s!.post(SEND, largeSend("q", tag), { ...AUTH, "content-type": "application/json" });
-    const b = post("b");
+    const b = postLarge(s, "b");
     await sleep(50);
-    const c = post("c");
+    const c = postLarge(s, "c");
     await sleep(50);
     assert.equal(await activeCount(s, "q"), 0);
     // The held body's bytes are in use, the two others wait: /metrics says so.
@@ -290,14 +292,14 @@ describe("large bodies over HTTP", () => {
     assert.equal((await s.rpc("AdminService/CreateQueue", { name: "q" })).status, 200);
     const streamed = await holdRequest(s.url, largeSend("q", "a"), true);
     await sleep(50);
-    const refused = await s.post(SEND, largeSend("q", "b"), { ...AUTH, "content-type": "application/json" });
+    const refused = await postLarge(s, "b");
     assert.equal(refused.status, 429, refused.text);
 
     const answer = await streamed.finish();
     streamed.socket.destroy();
     assert.equal(answer.status, 200, answer.text);
     assert.equal(await activeCount(s, "q"), 200);
-    const again = await s.post(SEND, largeSend("q", "c"), { ...AUTH, "content-type": "application/json" });
+    const again = await postLarge(s, "c");
     assert.equal(again.status, 200, again.text);
   });
 });

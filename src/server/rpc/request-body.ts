@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
-import { MessageTooLargeError } from "../../contract/errors.js";
+import { CancelledError, MessageTooLargeError } from "../../contract/errors.js";
 import { type JsonText, SLICED_DECODE_BYTES } from "../../wire/index.js";
 import type { ServerEnv } from "../env.js";
 import type { LargeBodyBudget } from "../large-bodies.js";
@@ -56,6 +56,11 @@ export async function readBody(
   if (!incoming || contentLength === undefined || contentLength < SLICED_DECODE_BYTES)
     return { text: await c.req.text(), release: NOTHING };
   const release = await budget.take(contentLength, c.req.raw.signal);
+  // A client gone while it waited has no body left to read (no event would end the read).
+  if (incoming.destroyed) {
+    release();
+    throw new CancelledError();
+  }
   try {
     return { text: await readDeclared(incoming, contentLength), release };
   } catch (err) {
@@ -131,7 +136,9 @@ function readStreamed(
     let total = 0;
     let release: (() => void) | undefined;
     let asked = false;
+    let failed = false;
     const fail = (err: unknown) => {
+      failed = true;
       release?.();
       reject(err);
     };
@@ -149,6 +156,8 @@ function readStreamed(
         incoming.pause();
         budget.take(MAX_REQUEST_BYTES, signal).then(
           (give) => {
+            // Room given after the read failed (the client went away meanwhile) goes straight back.
+            if (failed) return give();
             release = give;
             incoming.resume();
           },
