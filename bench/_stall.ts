@@ -112,6 +112,16 @@ export const FLOOD: Load = {
   },
 };
 
+/** Maximal answers all at once: eight Peeks of 32 MiB each. */
+export const PEEK_FLOOD: Load = {
+  name: "8 concurrent Peeks of 32 MiB answers",
+  run: async (post) => {
+    const body = JSON.stringify({ queue: "large", max: 1000 });
+    const answers = await Promise.all(Array.from({ length: 8 }, () => post(`${RPC}/Peek`, body)));
+    for (const a of answers) expect(200, a, "Peek");
+  },
+};
+
 const over = (n: number, item: string) => `{"queue":"stall","messages":[${`${item},`.repeat(n - 1)}${item}]}`;
 
 /** The attacks over the caps: each must be refused (400/413) without the work it asks for. */
@@ -291,7 +301,7 @@ export async function measureStall(
   const memGroup = "Server memory through every hostile request";
   let worst = 0;
   let worstAttack = 0;
-  for (const load of [...HOSTILE, FLOOD, ...MAXIMAL]) {
+  for (const load of [...HOSTILE, FLOOD, PEEK_FLOOD, ...MAXIMAL]) {
     const started = performance.now();
     const { times, peakMb } = await probe(server.url, server.pid, () => load.run(post));
     const ms = performance.now() - started;
@@ -335,7 +345,7 @@ export async function measureStall(
   };
   for (let r = 0; r < ROUNDS; r++) {
     keep(IDLE, (await probe(server.url, server.pid, () => sleep(2000))).times);
-    for (const load of MAXIMAL) {
+    for (const load of [...MAXIMAL, PEEK_FLOOD]) {
       keep(load.name, (await probe(server.url, server.pid, () => load.run(post))).times);
       await reset();
     }

@@ -33,7 +33,7 @@ import {
   queueInfoFromWire,
   sampleToWire,
 } from "../wire/index.js";
-import { keep, lockRefs, notNegative, whole } from "./encode.js";
+import { keep, lockRefs, maxBytesField, notNegative, whole } from "./encode.js";
 import { RemoteTopicService } from "./remote-topics.js";
 
 /**
@@ -119,6 +119,7 @@ export class RemoteBroker extends RemoteTopicService implements Broker {
         wait_time_ms: whole(options.waitMs),
         receive_mode: mode === "receive-and-delete" ? 1 : 0,
         ...(options.attemptId && { receive_attempt_id: options.attemptId }),
+        ...maxBytesField(options.maxBytes),
       },
       options.signal,
     );
@@ -219,6 +220,7 @@ export class RemoteBroker extends RemoteTopicService implements Broker {
       ...(options.fromSeq !== undefined && { from_seq: options.fromSeq }),
       ...(options.state && { state: options.state }),
       max: whole(options.max),
+      ...maxBytesField(options.maxBytes),
     });
     return res.messages.map(messageFromWire);
   }

@@ -34,7 +34,7 @@ import {
   workerInfoToWire,
   workerRecordFromWire,
 } from "../wire/index.js";
-import { whole } from "./encode.js";
+import { maxBytesField, whole } from "./encode.js";
 import { RemoteBase } from "./remote-base.js";
 
 /** The job face's engine capabilities over HTTP (`mqlite.v1.JobService/*`). */
@@ -63,6 +63,7 @@ export abstract class RemoteJobService extends RemoteBase implements JobService 
           })),
         }),
         ...(options.lockDurationMs !== undefined && { lock_duration_ms: options.lockDurationMs }),
+        ...maxBytesField(options.maxBytes),
       },
       options.signal,
     );

@@ -152,6 +152,14 @@ export interface Message {
 /** How `receive` hands messages over. */
 export type ReceiveMode = "peek-lock" | "receive-and-delete";
 
+/**
+ * Our extension: a read's own byte budget. The answer stops after the message whose body and
+ * properties cross it (one message at least, however large); at most, and by default, 32 MiB. A
+ * function is asked when the messages are claimed: a server sizes a long-poll's answer by the
+ * memory it has then, not when the poll began. Not positive, or not a number: the default.
+ */
+export type MaxBytes = number | (() => number);
+
 export interface ReceiveOptions {
   /** 1..256 (≤0 → 1; more is clamped to 256). */
   maxMessages?: number;
@@ -163,6 +171,8 @@ export interface ReceiveOptions {
   attemptId?: string;
   /** Abort a long-poll (or drop a receive still waiting for its turn). */
   signal?: AbortSignal;
+  /** Our extension: the answer's byte budget (see `MaxBytes`). */
+  maxBytes?: MaxBytes;
 }
 
 /** A message reference for batch settlement. */
@@ -236,6 +246,8 @@ export interface PeekOptions {
   state?: MessageState;
   /** 1..1000 (≤0 → 32). */
   max?: number;
+  /** Our extension: the answer's byte budget (see `MaxBytes`; a function is asked once). */
+  maxBytes?: MaxBytes;
 }
 
 export interface QueueStats {

@@ -1,3 +1,5 @@
+import type { MaxBytes } from "../contract/types.js";
+
 /**
  * The byte budget of one answer that lists messages: reads stop after the message that crosses it
  * (as Receive and Peek do), so an answer always fits in memory and in one JSON string. Without it a
@@ -5,6 +7,12 @@
  * seconds of work, then a 500 ("Invalid string length").
  */
 export const ANSWER_BUDGET_BYTES = 32 * 1024 * 1024;
+
+/** The bytes an answer may take: `maxBytes` (asked now when it is a function) within `ANSWER_BUDGET_BYTES`. */
+export function answerBytes(maxBytes: MaxBytes | undefined): number {
+  const n = typeof maxBytes === "function" ? maxBytes() : maxBytes;
+  return typeof n === "number" && n >= 1 ? Math.min(Math.floor(n), ANSWER_BUDGET_BYTES) : ANSWER_BUDGET_BYTES;
+}
 
 /** The bytes a stored message takes in an answer: its body, properties and result. */
 export function rowBytes(row: {

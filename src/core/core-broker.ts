@@ -64,6 +64,7 @@ import type {
   TestFilterResult,
 } from "../contract/types.js";
 import { MESSAGE_STATES } from "../contract/types.js";
+import { answerBytes } from "./answer-budget.js";
 import type { Clock } from "./clock.js";
 import type { DlqBounds } from "./dlq-bounds.js";
 import { DEFAULT_VISIBILITY_MS, EPHEMERAL_GRACE_MS, EPHEMERAL_LIVENESS_MS } from "./fanout.js";
@@ -217,7 +218,7 @@ export abstract class CoreBroker {
       if (mode !== "peek-lock" && mode !== "receive-and-delete") {
         throw new InvalidArgumentError(`mqlite: unknown receive mode "${mode}"`);
       }
-      const input = { max, mode, attemptId: options.attemptId || undefined };
+      const input = { max, mode, attemptId: options.attemptId || undefined, maxBytes: options.maxBytes };
       const signal = options.signal;
       const verb = (w: WriteScope, limit: number) =>
         claim.receiveClaim(w, queue, limit < max ? { ...input, max: limit } : input);
@@ -244,6 +245,7 @@ export abstract class CoreBroker {
         max: clampCount(options.maxMessages, 1, claim.MAX_RECEIVE),
         gates: options.gates ?? [],
         capMs: leaseCap(options.lockDurationMs),
+        maxBytes: options.maxBytes,
       };
       const waitMs = claim.waitTime(options.waitMs);
       const signal = options.signal;
@@ -278,7 +280,8 @@ export abstract class CoreBroker {
       const from = integer(options.fromSeq, "from_seq");
       const state = options.state;
       if (state && !MESSAGE_STATES.includes(state)) return Promise.resolve([]);
-      return this.dialect.read(() => claim.peek(queue, state, from, max), { sliced: true });
+      const maxBytes = answerBytes(options.maxBytes);
+      return this.dialect.read(() => claim.peek(queue, state, from, max, maxBytes), { sliced: true });
     });
   }
 

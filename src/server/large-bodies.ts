@@ -83,6 +83,29 @@ export class LargeBodyBudget {
     });
   }
 
+  /**
+   * Takes up to `max` bytes that are free now, without waiting: none while a body waits its turn
+   * (an answer does not overtake it). Answers take their room this way (see `AnswerRoom`).
+   */
+  takeFree(max: number): number {
+    if (this.waiting.length > 0) return 0;
+    const n = Math.max(0, Math.min(max, this.limit - this.used));
+    this.used += n;
+    return n;
+  }
+
+  /** Takes `n` bytes even past the limit (an answer already read); bodies then wait until it is back under. */
+  force(n: number): void {
+    this.used += n;
+  }
+
+  /** Gives back bytes taken by `takeFree` or `force`. */
+  giveBack(n: number): void {
+    if (n <= 0) return;
+    this.used -= n;
+    this.grantWaiting();
+  }
+
   private hold(n: number): () => void {
     this.used += n;
     let held = true;

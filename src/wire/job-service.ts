@@ -4,7 +4,7 @@ import { MAX_NAME_LIST, MAX_SEQ_NUMBERS_PER_CALL } from "../contract/limits.js";
 import type { MessageState } from "../contract/types.js";
 import { decodeBase64, encodeBase64 } from "./base64.js";
 import { messageFromWire, messageToWire, WireMessage } from "./message.js";
-import { bool, int, list, str } from "./primitives.js";
+import { bool, int, list, maxBytes, str } from "./primitives.js";
 import { stringMap } from "./string-map.js";
 
 // `mqlite.v1.JobService` (our extension): the engine capabilities the job face runs on, so that
@@ -27,6 +27,7 @@ export const ReceiveAnyRequest = z
     lock_duration_ms: int().meta({
       description: "Lease each claimed message for at most this long (1000 ms to ten years).",
     }),
+    max_bytes: maxBytes(),
   })
   .meta({ id: "ReceiveAnyRequest" });
 

@@ -8,6 +8,13 @@ import { isStdBase64 } from "./base64.js";
 /** An optional integer field. */
 export const int = () => z.int().nullish();
 
+/** A read's own byte budget (our extension, on Receive, ReceiveAny and Peek). */
+export const maxBytes = () =>
+  int().meta({
+    description:
+      "Extension: the answer stops after the message whose body and properties cross this many bytes (one message at least); ≤0 → 32 MiB, clamped to 32 MiB.",
+  });
+
 /** An optional string field. */
 export const str = () => z.string().nullish();
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { MAX_RENEW_BATCH } from "../contract/limits.js";
 import { WireMessage } from "./message.js";
-import { bool, bytes, int, list, str } from "./primitives.js";
+import { bool, bytes, int, list, maxBytes, str } from "./primitives.js";
 
 // Request and response bodies of `mqlite.v1.QueueService`. Field names and meanings are the
 // original's (spec §1.9); `.meta({ id })` names each schema in /openapi.json.
@@ -31,6 +31,7 @@ export const ReceiveRequest = z
     wait_time_ms: int().meta({ description: "Long-poll, clamped to 0..20000." }),
     receive_mode: int().meta({ description: "1 = receive-and-delete; anything else = peek-lock." }),
     receive_attempt_id: str(),
+    max_bytes: maxBytes(),
   })
   .meta({ id: "ReceiveRequest" });
 
@@ -112,6 +113,7 @@ export const PeekRequest = z
     from_seq: int(),
     state: str().meta({ description: "active, locked, deferred, scheduled or dead_lettered." }),
     max: int().meta({ description: "≤0 → 32, clamped to 1000." }),
+    max_bytes: maxBytes(),
   })
   .meta({ id: "PeekRequest" });
 

@@ -6,18 +6,20 @@ import assert from "node:assert/strict";
 import { connect as netConnect, type Socket } from "node:net";
 import { afterEach, describe, it } from "node:test";
 import { CancelledError } from "../../src/contract/errors.js";
+import type { Message } from "../../src/contract/types.js";
+import { ANSWER_ALLOWANCE_BYTES, AnswerRoom } from "../../src/server/answer-room.js";
 import { LargeBodyBudget, LargeBodyLimitError } from "../../src/server/large-bodies.js";
 import { MAX_REQUEST_BYTES } from "../../src/server/options.js";
 import { AUTH, type Served, serve, TOKEN } from "./harness.js";
 
 const SEND = "/mqlite.v1.QueueService/Send";
 
-/** A Send of 200 messages of 1.5 KiB bodies: about 400 KB, a large body (256 KiB and up). */
-function largeSend(queue: string, tag: string): string {
+/** A Send of `n` messages of 1.5 KiB bodies: 200 are about 400 KB, a large body (256 KiB and up). */
+function largeSend(queue: string, tag: string, n = 200): string {
   const body = Buffer.alloc(1536, tag.charCodeAt(0)).toString("base64");
   return JSON.stringify({
     queue,
-    messages: Array.from({ length: 200 }, (_, i) => ({ body, message_id: `${tag}${i}` })),
+    messages: Array.from({ length: n }, (_, i) => ({ body, message_id: `${tag}${i}` })),
   });
 }
 
@@ -130,6 +132,56 @@ describe("LargeBodyBudget", () => {
     first();
     assert.equal(budget.inUse, 0);
     assert.equal(budget.queued, 0);
+  });
+});
+
+/** A message of `n` body bytes, as an answer counts it. */
+const sized = (n: number) => ({ body: Buffer.alloc(n) }) as Message;
+
+describe("AnswerRoom", () => {
+  it("takes what is free beyond the allowance, keeps what its messages took, and gives all back", () => {
+    const budget = new LargeBodyBudget(1_000_000, 10_000);
+    const a = new AnswerRoom(budget);
+    assert.equal(a.reserve(), ANSWER_ALLOWANCE_BYTES + 1_000_000);
+    assert.equal(budget.inUse, 1_000_000);
+    const b = new AnswerRoom(budget);
+    assert.equal(b.reserve(), ANSWER_ALLOWANCE_BYTES, "nothing free: the allowance alone");
+    a.keep([sized(ANSWER_ALLOWANCE_BYTES), sized(300_000)]);
+    assert.equal(budget.inUse, 300_000, "the rest of its room is given back");
+    // One message larger than its room is sent whole, and counted.
+    b.keep([sized(ANSWER_ALLOWANCE_BYTES + 800_000)]);
+    assert.equal(budget.inUse, 1_100_000);
+    a.release();
+    b.release();
+    b.release();
+    assert.equal(budget.inUse, 0);
+    assert.equal(a.reserve(), ANSWER_ALLOWANCE_BYTES, "a released room takes nothing more");
+    assert.equal(budget.inUse, 0);
+  });
+
+  it("asked again, gives back what it took first; a request's own max_bytes takes no more than it needs", () => {
+    const budget = new LargeBodyBudget(1_000_000, 10_000);
+    const room = new AnswerRoom(budget);
+    room.reserve();
+    assert.equal(room.reserve(), ANSWER_ALLOWANCE_BYTES + 1_000_000);
+    assert.equal(budget.inUse, 1_000_000);
+    assert.equal(room.reserve(1000), 1000);
+    assert.equal(budget.inUse, 0);
+    assert.equal(room.reserve(ANSWER_ALLOWANCE_BYTES + 10), ANSWER_ALLOWANCE_BYTES + 10);
+    assert.equal(budget.inUse, 10);
+    room.release();
+    assert.equal(budget.inUse, 0);
+  });
+
+  it("takes nothing while a body waits its turn, which an answer never overtakes", async () => {
+    const budget = new LargeBodyBudget(1_000_000, 10_000);
+    const first = await budget.take(600_000);
+    const waiting = budget.take(600_000);
+    const room = new AnswerRoom(budget);
+    assert.equal(room.reserve(), ANSWER_ALLOWANCE_BYTES);
+    first();
+    (await waiting)();
+    assert.equal(budget.inUse, 0);
   });
 });
 
@@ -254,6 +306,39 @@ describe("large bodies over HTTP", () => {
     const answered = await mcp();
     assert.equal(answered.status, 200);
     assert.equal((await answered.json()).result.serverInfo.name, "mqlite");
+  });
+
+  it("an answer that lists messages is cut to its room: the allowance alone while large bodies fill the budget", async () => {
+    s = await serve({ maxLargeBodyBytes: 1_000_000, largeBodyWaitMs: 10_000 });
+    await s.broker.createQueue("big");
+    await s.broker.send(
+      "big",
+      Array.from({ length: 8 }, () => ({ body: Buffer.alloc(300_000, 1) })),
+    );
+    const count = async (route: string, req: object) => {
+      const got = await s!.rpc(route, req);
+      assert.equal(got.status, 200, got.text);
+      return (got.json.messages as unknown[]).length;
+    };
+    const peek = (req: object = {}) => count("QueueService/Peek", { queue: "big", max: 1000, ...req });
+    // The allowance and the whole budget: 1,262,144 bytes, which the fifth message crosses.
+    assert.equal(await peek(), 5);
+    assert.equal(await peek({ max_bytes: 500_000 }), 2, "the request's own max_bytes");
+
+    const held = await holdRequest(s.url, largeSend("q", "a", 600));
+    await sleep(50);
+    assert.equal(await peek(), 1, "the allowance alone: the message that crosses it");
+    assert.equal(await count("QueueService/Receive", { queue: "big", max_messages: 8 }), 1);
+    assert.equal(await count("JobService/ReceiveAny", { queues: ["big"], max_messages: 8 }), 1);
+
+    held.socket.destroy();
+    await sleep(100);
+    const gauge = async () => {
+      const text = await (await fetch(`${s!.url}/metrics`, { headers: AUTH })).text();
+      return text.split("\n").find((l) => l.startsWith("mqlite_large_body_bytes "));
+    };
+    assert.equal(await gauge(), "mqlite_large_body_bytes 0", "every answer gave its room back");
+    assert.equal(await count("QueueService/Receive", { queue: "big", max_messages: 8 }), 5);
   });
 
   it("a small streamed body is read as it comes and never waits for room", async () => {

@@ -1,6 +1,7 @@
 import { NotFoundError } from "../../contract/errors.js";
 import type { ClaimGate } from "../../contract/job-service.js";
-import type { Message, MessageState, ReceiveMode } from "../../contract/types.js";
+import type { MaxBytes, Message, MessageState, ReceiveMode } from "../../contract/types.js";
+import { answerBytes } from "../answer-budget.js";
 import { RECEIVE_BODY_BUDGET } from "../limits.js";
 import { decodeMessages, encodeMessages } from "../message-codec.js";
 import { type MessageRow, peekedMessage } from "../message-row.js";
@@ -40,7 +41,7 @@ export interface ClaimRequest {
   gates?: ClaimGateSession;
   /**
    * Bytes of bodies and properties the answer may still take: the claim stops after the message
-   * that crosses it (`RECEIVE_BODY_BUDGET` for one queue; what is left of it across queues).
+   * that crosses it (the receive's `maxBytes` for one queue; what is left of it across queues).
    */
   budget: number;
 }
@@ -115,6 +116,8 @@ export interface ReceiveInput {
   max: number;
   mode: ReceiveMode;
   attemptId: string | undefined;
+  /** The answer's byte budget, asked when the claim runs (see `MaxBytes`). */
+  maxBytes?: MaxBytes | undefined;
 }
 
 /**
@@ -135,7 +138,7 @@ export function* receive(s: WriteScope, name: string, r: ReceiveInput): Verb<Mes
   }
   const max = q.paused ? 0 : r.max;
   const out = yield* ask((o) =>
-    o.claim.claim({ queue: q, max, mode: r.mode, now: s.now, capMs: 0, budget: RECEIVE_BODY_BUDGET }),
+    o.claim.claim({ queue: q, max, mode: r.mode, now: s.now, capMs: 0, budget: answerBytes(r.maxBytes) }),
   );
   reportLeases(s, out);
   if (attemptId && out.length > 0) {
@@ -156,6 +159,8 @@ export interface ReceiveAnyInput {
   max: number;
   gates: readonly ClaimGate[];
   capMs: number;
+  /** The answer's byte budget, asked when the claim runs (see `MaxBytes`). */
+  maxBytes?: MaxBytes | undefined;
 }
 
 /** The length of a message's properties as stored (their JSON), as the claims count them. */
@@ -180,7 +185,7 @@ export function* receiveAny(s: WriteScope, r: ReceiveAnyInput): Verb<Claimed> {
   const session: GateSession | undefined = gated ? yield* openGates(r.gates, s.now) : undefined;
   const messages: Message[] = [];
   // One answer's budget across the queues: each claim gets what the ones before it left.
-  let budget = RECEIVE_BODY_BUDGET;
+  let budget = answerBytes(r.maxBytes);
   for (const [k, q] of rows.entries()) {
     if (!q) continue;
     const max = q.paused ? 0 : r.max - messages.length;
@@ -223,7 +228,8 @@ export function* receiveDeferred(s: WriteScope, name: string, seqs: readonly num
 export const PEEK_STEP_BYTES = 2 * 1024 * 1024;
 
 /**
- * `peek`: the rows in sequence order, every field but the lock token, within the answer's budget.
+ * `peek`: the rows in sequence order, every field but the lock token, within the answer's budget
+ * (`maxBytes`, at most `RECEIVE_BODY_BUDGET`).
  * Each step reads on from the last row it kept; a message settled between two steps is simply not
  * in the answer, as it would not be in a later peek.
  */
@@ -232,9 +238,10 @@ export function* peek(
   state: MessageState | undefined,
   from: number,
   max: number,
+  maxBytes: number = RECEIVE_BODY_BUDGET,
 ): Verb<Message[]> {
   const out: Message[] = [];
-  let left = RECEIVE_BODY_BUDGET;
+  let left = maxBytes;
   let next = from;
   while (out.length < max && left > 0) {
     const budget = Math.min(left, PEEK_STEP_BYTES);

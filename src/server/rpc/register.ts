@@ -16,6 +16,7 @@ import {
   rpcPath,
   SLICED_DECODE_BYTES,
 } from "../../wire/index.js";
+import { AnswerRoom } from "../answer-room.js";
 import type { AccessFields, ServerEnv, ServerState } from "../env.js";
 import { LargeBodyLimitError } from "../large-bodies.js";
 import { LongPollLimitError } from "../long-polls.js";
@@ -166,12 +167,15 @@ class RpcCall implements RpcContext {
   readonly maxMessageBytes: number | undefined;
   /** What `ifUndelivered` was given, run if the answer does not reach the client. */
   giveBacks: (() => void)[] | undefined;
+  /** The answer's room, once asked for. */
+  room: AnswerRoom | undefined;
 
   constructor(
     private readonly c: Context<ServerEnv>,
     state: ServerState,
     readonly metrics: ServerMetrics,
     readonly signal: AbortSignal,
+    private readonly largeBodies: ServerState["largeBodies"],
   ) {
     this.broker = state.brokerFor(c.get("principal"));
     this.stopping = state.stopping;
@@ -187,6 +191,18 @@ class RpcCall implements RpcContext {
     this.giveBacks ??= [];
     this.giveBacks.push(giveBack);
   }
+
+  answerRoom(): AnswerRoom {
+    this.room ??= new AnswerRoom(this.largeBodies);
+    return this.room;
+  }
+}
+
+/** Runs `fn` once the answer is written or its connection closed (at once outside a node server). */
+function whenWritten(c: Context<ServerEnv>, fn: () => void): void {
+  const res = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+  if (!res || res.closed) fn();
+  else res.once("close", fn);
 }
 
 function endpoint(
@@ -210,7 +226,7 @@ function endpoint(
       const parks = wantsSignal && ((req as { wait_time_ms?: number | null }).wait_time_ms ?? 0) > 0;
       const slot = parks ? state.longPolls.park(c) : undefined;
       const linked = wantsSignal ? eitherSignal(c.req.raw.signal, state.stopping) : undefined;
-      const call = new RpcCall(c, state, metrics, linked?.signal ?? state.stopping);
+      const call = new RpcCall(c, state, metrics, linked?.signal ?? state.stopping, state.largeBodies);
       try {
         const answer = answerJson(c, await handle(req as never, call));
         const giveBacks = call.giveBacks;
@@ -223,6 +239,7 @@ function endpoint(
       } finally {
         linked?.release();
         slot?.release();
+        if (call.room) whenWritten(c, call.room.release);
       }
     } catch (err) {
       return errorJson(c, err, refusalHeaders(err));

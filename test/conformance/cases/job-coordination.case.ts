@@ -54,6 +54,15 @@ cases((factory) => {
       assert.equal((await s.broker.stats("q2")).active, 8, "the others were not locked");
     });
 
+    it("J4.6b receiveAny's maxBytes (our extension) is one budget across its queues too", async () => {
+      const body = Buffer.alloc(1000, 7);
+      const [a] = await s.broker.send("q1", { body });
+      const [b, c] = await s.broker.send("q2", [{ body }, { body }]);
+      const got = await s.broker.receiveAny(["q1", "q2"], { maxMessages: 10, maxBytes: 1500 });
+      assert.deepEqual(seqs(got), [a, b], "the second message crosses 1,500 bytes");
+      assert.deepEqual(seqs(await s.broker.receiveAny(["q1", "q2"], { maxMessages: 10 })), [c]);
+    });
+
     it("J4.3 receiveAny long-polls on every queue", async () => {
       const pending = s.broker.receiveAny(["q1", "q2"], { waitMs: 5000 });
       await new Promise((r) => setTimeout(r, 50));

@@ -73,6 +73,30 @@ cases((factory) => {
       const rest = await s.broker.peek("big", { fromSeq: peeked.at(-1)!.seqNumber + 1, max: 1000 });
       assert.equal(rest.length, 6, "page onward with fromSeq");
     });
+
+    it("maxBytes (our extension) cuts an answer sooner: after the message that crosses it, one at least", async () => {
+      await s.broker.createQueue("sized");
+      const body = Buffer.alloc(1000, 7);
+      await s.broker.send(
+        "sized",
+        Array.from({ length: 10 }, () => ({ body })),
+      );
+      const peek = (maxBytes: number) => s.broker.peek("sized", { max: 1000, maxBytes });
+      assert.equal((await peek(2500)).length, 3, "2,500 bytes: the third message crosses it");
+      assert.equal((await peek(3000)).length, 3, "exactly 3,000: the third reaches it");
+      assert.equal((await peek(1)).length, 1, "one message at least");
+      assert.equal((await peek(0)).length, 10, "not positive: the default budget");
+      assert.equal((await s.broker.peek("sized", { max: 1000, maxBytes: () => 1500 })).length, 2);
+      const got = await s.broker.receive("sized", { maxMessages: 10, maxBytes: 4500 });
+      assert.equal(got.length, 5);
+      const asked = await s.broker.receive("sized", { maxMessages: 10, maxBytes: () => 1 });
+      assert.equal(asked.length, 1, "a function is asked when the claim runs");
+      assert.deepEqual(
+        [(await s.broker.stats("sized")).locked, (await s.broker.stats("sized")).active],
+        [6, 4],
+        "only returned messages are locked",
+      );
+    });
   });
 
   describe("§1.9 Peek", () => {
