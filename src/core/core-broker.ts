@@ -429,7 +429,8 @@ export abstract class CoreBroker {
   }
 
   deleteQueue(name: string): Promise<void> {
-    return this.dialect.write(() => queues.deleteQueue(name));
+    // Long: a queue of many messages is deleted in steps (see `dropQueueInSteps`).
+    return this.dialect.write(() => queues.deleteQueue(name), { long: true });
   }
 
   listQueues(): Promise<QueueInfo[]> {
@@ -464,7 +465,8 @@ export abstract class CoreBroker {
   }
 
   unsubscribe(topic: string, name: string): Promise<void> {
-    return this.dialect.write(() => subscriptions.unsubscribe(topic, name));
+    // Long: a backing queue of many messages is deleted in steps (see `dropQueueInSteps`).
+    return this.dialect.write(() => subscriptions.unsubscribe(topic, name), { long: true });
   }
 
   pauseSubscription(topic: string, name: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, NameConflictError, NotFoundError } from "../../contract/errors.js";
 import type { QueueConfig, QueueInfo, QueueStats } from "../../contract/types.js";
-import { ask, type Verb, type WriteScope } from "../port.js";
+import { ask, STEP_ITEMS, type Verb, type WriteScope } from "../port.js";
 import { type QueueRow, queueInfoFromRow } from "../queue-config.js";
 import { type CountRow, statsFromCounts } from "../queue-counts.js";
 import type { SubscriptionOps } from "./subscriptions.js";
@@ -24,6 +24,8 @@ export interface QueueOps extends SubscriptionOps {
   isTopic(name: string): boolean;
   /** Creates the queue, or replaces the whole config of an existing one (its kind and pause state stay). */
   saveQueue(a: { name: string; config: NormalizedQueueConfig; now: number }): void;
+  /** Deletes up to `limit` of the queue's messages, whatever their state; how many it deleted. */
+  deleteMessages(a: { queue: string; limit: number }): number;
   /** Deletes the queue with its messages and what is kept of them: dedup keys, receipts, receive attempts. */
   dropQueue(name: string): void;
   /** Every queue, by name. */
@@ -77,6 +79,19 @@ export function* deleteQueue(name: string): Verb<void> {
   const q = yield* requireQueue(name);
   if (q.kind === "subscription") {
     throw new NameConflictError(`mqlite: "${name}" is a subscription's backing queue; unsubscribe instead`);
+  }
+  yield* dropQueueInSteps(name);
+}
+
+/**
+ * Drops a queue: its messages first, `STEP_ITEMS` a statement, so that a long write (on SQLite)
+ * lets the event loop turn between them (deleting 80,000 messages in one statement held a server
+ * for 390 ms), then its row with what is kept of them.
+ */
+export function* dropQueueInSteps(name: string): Verb<void> {
+  for (;;) {
+    const n = yield* ask((o) => o.queues.deleteMessages({ queue: name, limit: STEP_ITEMS }));
+    if (n < STEP_ITEMS) break;
   }
   yield* ask((o) => o.queues.dropQueue(name));
 }

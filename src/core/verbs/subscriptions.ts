@@ -12,7 +12,7 @@ import {
   taskParams,
 } from "../subscription-rows.js";
 import { type DeliveryCount, topicBacklog } from "../topic-stats.js";
-import { saveQueue } from "./queues.js";
+import { dropQueueInSteps, saveQueue } from "./queues.js";
 
 /** A subscription's key. */
 export interface SubscriptionKey {
@@ -130,7 +130,7 @@ export function* unsubscribe(topic: string, name: string): Verb<void> {
   yield* ask((o) => o.queues.lockNamespace());
   const row = yield* ask((o) => o.queues.deleteSubscription({ topic, name }));
   if (!row) throw new NotFoundError(SUBSCRIPTION_NOT_FOUND);
-  if (row.kind === "queue") yield* ask((o) => o.queues.dropQueue(name));
+  if (row.kind === "queue") yield* dropQueueInSteps(name);
   if (row.kind === "log") {
     yield* ask((o) => o.queues.dropLogDeliveries({ topic, name }));
     if (

@@ -27,6 +27,11 @@ const DROP_QUEUE = `
   a AS (DELETE FROM receive_attempts WHERE queue = $1)
   DELETE FROM queues WHERE name = $1`;
 
+/** Some of a queue's messages (a step of dropping it). */
+const DELETE_SOME = `
+  WITH d AS (DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE queue = $1 LIMIT $2) RETURNING 1)
+  SELECT count(*)::int AS n FROM d`;
+
 /** A queue's kept counts (migration 4): the folded ones plus the deltas not folded yet, in one snapshot. */
 const STATS = `
   SELECT state, sum(n)::bigint AS n FROM (
@@ -87,6 +92,11 @@ export class PgQueueOps implements Async<QueueOps> {
 
   saveQueue(a: { name: string; config: NormalizedQueueConfig; now: number }): Promise<void> {
     return this.ctx.queues.save(this.c, a.name, a.config, a.now);
+  }
+
+  async deleteMessages(a: { queue: string; limit: number }): Promise<number> {
+    const [row] = await this.c.q<{ n: number }>(DELETE_SOME, [pgName(a.queue), a.limit]);
+    return row!.n;
   }
 
   async dropQueue(name: string): Promise<void> {

@@ -31,6 +31,7 @@ const deliveryCounts = (where: string) => `
  */
 export class SqliteQueueOps implements QueueOps {
   private readonly deleteQueue;
+  private readonly deleteSome;
   private readonly clearQueueAux;
   private readonly statsRows;
   private readonly oldestRow;
@@ -51,6 +52,9 @@ export class SqliteQueueOps implements QueueOps {
     private readonly topicLog: TopicLog,
   ) {
     this.deleteQueue = db.prepare("DELETE FROM queues WHERE name = ?");
+    this.deleteSome = db.prepare(
+      "DELETE FROM messages WHERE id IN (SELECT id FROM messages INDEXED BY idx_msg_queue_state WHERE queue = ? LIMIT ?)",
+    );
     this.clearQueueAux = [
       db.prepare("DELETE FROM dedup WHERE queue = ?"),
       db.prepare("DELETE FROM settlement_receipts WHERE queue = ?"),
@@ -98,6 +102,10 @@ export class SqliteQueueOps implements QueueOps {
 
   saveQueue(a: { name: string; config: NormalizedQueueConfig; now: number }): void {
     this.registry.save(a.name, a.config, a.now);
+  }
+
+  deleteMessages(a: { queue: string; limit: number }): number {
+    return this.deleteSome.run(a.queue, a.limit).changes;
   }
 
   /** Its messages go with the row (ON DELETE CASCADE). */

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
 import { InvalidArgumentError, NameConflictError, NotFoundError } from "../../../src/contract/errors.js";
 import type { OrderingMode, QueueConfig, QueueKind, QueueStats } from "../../../src/contract/types.js";
-import { deadLetter, fails, receiveOne, snapshotAll } from "../helpers.js";
+import { deadLetter, fails, receiveOne, seqs, snapshotAll } from "../helpers.js";
 import type { Subject } from "../subject.js";
 import { cases } from "../suite.js";
 
@@ -201,6 +201,24 @@ cases((factory) => {
       assert.equal((await s.broker.stats("q")).total, 0);
       const [seq] = await s.broker.send("q", { body: "new body", messageId: "k" });
       assert.ok(seq! > 0, "the old dedup key went with the queue");
+    });
+
+    it("DeleteQueue of a queue of many messages, in every state, deletes each of them (it goes in steps)", async () => {
+      await s.broker.createQueue("q", { lockDurationMs: 60_000 });
+      await s.broker.createQueue("other");
+      await s.broker.send(
+        "q",
+        Array.from({ length: 1300 }, (_, i) => ({ body: `m${i}` })),
+      );
+      await s.broker.send("q", { body: "later" }, { scheduledAt: s.clock.now() + 60_000 });
+      await s.broker.receive("q", { maxMessages: 100 });
+      const [kept] = await s.broker.send("other", { body: "stays" });
+      await s.broker.deleteQueue("q");
+      await fails(s.broker.stats("q"), NotFoundError, "not_found");
+      await s.broker.createQueue("q");
+      assert.equal((await s.broker.stats("q")).total, 0);
+      assert.deepEqual(await s.broker.peek("q", { max: 1000 }), []);
+      assert.deepEqual(seqs(await s.broker.peek("other")), [kept]);
     });
 
     it("DeleteQueue refuses a backing queue (name_conflict) and an unknown queue (not_found)", async () => {
