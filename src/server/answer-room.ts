@@ -1,4 +1,5 @@
-import type { Message } from "../contract/types.js";
+import type { Broker } from "../contract/broker.js";
+import type { MaxBytes, Message } from "../contract/types.js";
 import { SLICED_DECODE_BYTES } from "../wire/index.js";
 import type { LargeBodyBudget } from "./large-bodies.js";
 
@@ -62,5 +63,46 @@ export class AnswerRoom {
     this.released = true;
     this.budget.giveBack(this.held);
     this.held = 0;
+  };
+}
+
+/** The reads whose answers list messages, sized by an answer room each (`withAnswerRooms`). */
+const LISTING = new Set<PropertyKey>(["receive", "receiveAny", "peek"]);
+
+/** A `maxBytes` a caller gave, as a number (a function is asked now); undefined when none. */
+const askedBytes = (m: MaxBytes | undefined) => (typeof m === "function" ? m() : m);
+
+/**
+ * `broker` with its Receive, ReceiveAny and Peek sized by an answer room each, as an RPC's are:
+ * for answers built elsewhere (the MCP tools'). `release` gives every room back once the answer
+ * is written.
+ */
+export function withAnswerRooms(
+  broker: Broker,
+  budget: LargeBodyBudget,
+): { broker: Broker; release(): void } {
+  const rooms: AnswerRoom[] = [];
+  const sized = new Proxy(broker, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target);
+      if (typeof value !== "function") return value;
+      if (!LISTING.has(prop)) return value.bind(target);
+      return async (first: unknown, options: { maxBytes?: MaxBytes } = {}) => {
+        const room = new AnswerRoom(budget);
+        rooms.push(room);
+        const asked = askedBytes(options.maxBytes);
+        // A long-poll's room is taken when its messages are claimed; a Peek's at once.
+        const maxBytes = prop === "peek" ? room.reserve(asked) : () => room.reserve(asked);
+        const messages = (await value.call(target, first, { ...options, maxBytes })) as Message[];
+        room.keep(messages);
+        return messages;
+      };
+    },
+  });
+  return {
+    broker: sized,
+    release: () => {
+      for (const room of rooms) room.release();
+    },
   };
 }

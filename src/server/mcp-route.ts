@@ -2,10 +2,11 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { Context, Hono } from "hono";
 import { createMcpServer } from "../mcp/registry.js";
 import { SLICED_DECODE_BYTES } from "../wire/index.js";
+import { withAnswerRooms } from "./answer-room.js";
 import type { ServerEnv, ServerState } from "./env.js";
 import { LargeBodyLimitError } from "./large-bodies.js";
 import { MAX_REQUEST_BYTES } from "./options.js";
-import { note } from "./respond.js";
+import { note, whenWritten } from "./respond.js";
 
 /** A JSON-RPC error for what a stateless endpoint does not offer (a GET stream, a session to delete). */
 const methodNotAllowed = () =>
@@ -63,9 +64,13 @@ export function registerMcpRoute(app: Hono<ServerEnv>, state: ServerState): void
   });
 }
 
-/** One request's answer: a server and transport of its own (stateless), answered with JSON. */
+/**
+ * One request's answer: a server and transport of its own (stateless), answered with JSON. Its
+ * tools' reads that list messages take answer rooms as an RPC's do, given back once it is written.
+ */
 async function answer(c: Context<ServerEnv>, state: ServerState): Promise<Response> {
-  const server = createMcpServer(state.brokerFor(c.get("principal")), { stopping: state.stopping });
+  const rooms = withAnswerRooms(state.brokerFor(c.get("principal")), state.largeBodies);
+  const server = createMcpServer(rooms.broker, { stopping: state.stopping });
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
@@ -78,6 +83,8 @@ async function answer(c: Context<ServerEnv>, state: ServerState): Promise<Respon
     await server.connect(transport);
     return await transport.handleRequest(c.req.raw);
   } finally {
+    // Answered with JSON: every tool call has run, and its rooms are known.
+    whenWritten(c, rooms.release);
     await server.close();
   }
 }

@@ -1,8 +1,16 @@
+import type { ServerResponse } from "node:http";
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { encodeJson, errorToWire } from "../wire/index.js";
 import type { AccessFields, ServerEnv } from "./env.js";
 import { WireList } from "./wire-list.js";
+
+/** Runs `fn` once the answer is written or its connection closed (at once outside a node server). */
+export function whenWritten(c: Context<ServerEnv>, fn: () => void): void {
+  const res = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+  if (!res || res.closed) fn();
+  else res.once("close", fn);
+}
 
 /** Merges fields into the request's access-log record. */
 export function note(c: Context<ServerEnv>, fields: AccessFields): void {

@@ -5,6 +5,8 @@
 import assert from "node:assert/strict";
 import { connect as netConnect, type Socket } from "node:net";
 import { afterEach, describe, it } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CancelledError } from "../../src/contract/errors.js";
 import type { Message } from "../../src/contract/types.js";
 import { ANSWER_ALLOWANCE_BYTES, AnswerRoom } from "../../src/server/answer-room.js";
@@ -321,8 +323,17 @@ describe("large bodies over HTTP", () => {
       return (got.json.messages as unknown[]).length;
     };
     const peek = (req: object = {}) => count("QueueService/Peek", { queue: "big", max: 1000, ...req });
+    const agent = new Client({ name: "answer-rooms", version: "1.0.0" });
+    await agent.connect(
+      new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: AUTH } }),
+    );
+    const mcpPeek = async () => {
+      const got = await agent.callTool({ name: "peek", arguments: { queue: "big", max: 1000 } });
+      return JSON.parse((got.content as { text: string }[])[0]!.text).messages.length as number;
+    };
     // The allowance and the whole budget: 1,262,144 bytes, which the fifth message crosses.
     assert.equal(await peek(), 5);
+    assert.equal(await mcpPeek(), 5, "an MCP tool's read takes a room too");
     assert.equal(await peek({ max_bytes: 500_000 }), 2, "the request's own max_bytes");
 
     const held = await holdRequest(s.url, largeSend("q", "a", 600));
@@ -330,6 +341,8 @@ describe("large bodies over HTTP", () => {
     assert.equal(await peek(), 1, "the allowance alone: the message that crosses it");
     assert.equal(await count("QueueService/Receive", { queue: "big", max_messages: 8 }), 1);
     assert.equal(await count("JobService/ReceiveAny", { queues: ["big"], max_messages: 8 }), 1);
+    assert.equal(await mcpPeek(), 1);
+    await agent.close();
 
     held.socket.destroy();
     await sleep(100);

@@ -22,7 +22,7 @@ import { LargeBodyLimitError } from "../large-bodies.js";
 import { LongPollLimitError } from "../long-polls.js";
 import type { ServerMetrics } from "../metrics.js";
 import { MAX_REQUEST_BYTES } from "../options.js";
-import { answerJson, errorJson, note } from "../respond.js";
+import { answerJson, errorJson, note, whenWritten } from "../respond.js";
 import { adminHandlers } from "./admin-handlers.js";
 import type { Handler, Handlers, RpcContext } from "./context.js";
 import { flowHandlers } from "./flow-handlers.js";
@@ -196,13 +196,6 @@ class RpcCall implements RpcContext {
     this.room ??= new AnswerRoom(this.largeBodies);
     return this.room;
   }
-}
-
-/** Runs `fn` once the answer is written or its connection closed (at once outside a node server). */
-function whenWritten(c: Context<ServerEnv>, fn: () => void): void {
-  const res = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
-  if (!res || res.closed) fn();
-  else res.once("close", fn);
 }
 
 function endpoint(
