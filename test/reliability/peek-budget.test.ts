@@ -68,4 +68,48 @@ describe("reliability: a Peek reads within the answer budget", () => {
       await b.close();
     }
   });
+
+  it("Peeks at once share each turn's slice and take turns: one with more to read goes to the back", async () => {
+    const b = await openBroker(tmp.file("shared.db"), {
+      background: false,
+      logger: silentLogger,
+      synchronous: "off",
+    });
+    // Each step made slow (3 ms): a slice of 4 ms holds one or two of them.
+    const peek = SqliteClaimOps.prototype.peek;
+    const order: string[] = [];
+    SqliteClaimOps.prototype.peek = function (this: SqliteClaimOps, a) {
+      order.push(a.queue);
+      const until = performance.now() + 3;
+      while (performance.now() < until);
+      return peek.call(this, a);
+    };
+    try {
+      const body = Buffer.alloc(1024 * 1024, 7);
+      for (const q of ["a", "b"]) {
+        await b.createQueue(q);
+        for (let i = 0; i < 12; i++) await b.send(q, { body });
+      }
+      for (const q of ["c", "d", "e", "f"]) {
+        await b.createQueue(q);
+        await b.send(q, { body: "one" });
+      }
+      order.length = 0;
+      const turning = countTurns();
+      const got = await Promise.all(["a", "b", "c", "d", "e", "f"].map((q) => b.peek(q, { max: 1000 })));
+      const turns = turning.stop();
+      assert.deepEqual(
+        got.map((m) => m.length),
+        [12, 12, 1, 1, 1, 1],
+      );
+      // a and b read 2 MiB a step (six steps each); the one-step reads are not held behind them.
+      assert.ok(order.lastIndexOf("a") > order.indexOf("f"), `a finished before f began: ${order.join("")}`);
+      assert.ok(order.lastIndexOf("b") > order.indexOf("f"), `b finished before f began: ${order.join("")}`);
+      // Six reads of 3 ms steps, 16 steps in all: at most a slice's worth per turn.
+      assert.ok(turns >= 8, `the loop turned ${turns} times for 16 steps of 3 ms`);
+    } finally {
+      SqliteClaimOps.prototype.peek = peek;
+      await b.close();
+    }
+  });
 });

@@ -152,6 +152,13 @@ export class Writer {
   /** Groups left to run with a savepoint per write (see `CAREFUL_AFTER_FAILURE`). */
   private careful = 0;
 
+  /**
+   * The sliced reads waiting for a slice, in line (see `readSliced`): each runs its statements
+   * until the given time and says whether it has finished.
+   */
+  private readonly reads: ((until: number) => boolean)[] = [];
+  private readsScheduled = false;
+
   /** Set while a long write runs (see `runSliced`): resolves once it has committed or rolled back. */
   private slicing: Promise<void> | undefined;
   /** Restores the commits' own checkpoints after a long write (see `CHECKPOINT_HOLD_MS`). */
@@ -243,32 +250,60 @@ export class Writer {
 
   /**
    * Runs a sliced read (`ReadOptions.sliced`) on this connection between writes: `steps` runs its
-   * statements one by one, and where they have run for `SLICE_MS` the event loop turns before the
-   * next (`beforeSlice` runs before each run of them: the broker's check for other processes'
-   * commits). Writes run meanwhile; no statement of the read runs while a long write holds the
+   * statements one by one (`beforeSlice` runs before each run of them: the broker's check for
+   * other processes' commits). The sliced reads share the turns of the event loop: each turn runs
+   * at most `SLICE_MS` of their statements, the reads taking slices in turn (one that has more to
+   * read goes to the back of the line). Each read ran a slice of its own every turn before, so
+   * seven Peeks at once each read, encoded and wrote their answer in one turn, holding the server
+   * for 60 ms. Writes run between turns; no statement of a read runs while a long write holds the
    * transaction open (it would see uncommitted rows), nor once the writer has closed.
    */
-  async readSliced<T>(steps: Iterator<void, T, undefined>, beforeSlice: () => void): Promise<T> {
-    for (;;) {
-      if (this.closed) throw new ClosedError();
-      if (this.slicing) {
-        await this.slicing;
-        continue;
-      }
-      let next: IteratorResult<void, T>;
-      try {
-        beforeSlice();
-        const until = performance.now() + SLICE_MS;
-        do next = steps.next();
-        while (!next.done && performance.now() < until);
-      } catch (err) {
-        // A read meets a corrupt page or a lock like a write does: the caller gets the named error.
-        throw mapSqliteError(err);
-      }
-      if (next.done) return next.value;
-      await nextTurn();
-    }
+  readSliced<T>(steps: Iterator<void, T, undefined>, beforeSlice: () => void): Promise<T> {
+    if (this.closed) return Promise.reject(new ClosedError());
+    return new Promise<T>((resolve, reject) => {
+      this.reads.push((until) => {
+        if (this.closed) {
+          reject(new ClosedError());
+          return true;
+        }
+        try {
+          beforeSlice();
+          let next: IteratorResult<void, T>;
+          do next = steps.next();
+          while (!next.done && performance.now() < until);
+          if (!next.done) return false;
+          resolve(next.value);
+        } catch (err) {
+          // A read meets a corrupt page or a lock like a write does: the caller gets the named error.
+          reject(mapSqliteError(err));
+        }
+        return true;
+      });
+      this.scheduleReads();
+    });
   }
+
+  /** Runs the reads' slices of one turn at the next turn, unless it is scheduled already. */
+  private scheduleReads(): void {
+    if (this.readsScheduled || this.reads.length === 0) return;
+    this.readsScheduled = true;
+    setImmediate(this.runReads);
+  }
+
+  private readonly runReads = () => {
+    this.readsScheduled = false;
+    if (this.slicing) {
+      // A long write holds the transaction open: the reads go on after its commit or rollback.
+      void this.slicing.then(() => this.scheduleReads());
+      return;
+    }
+    const until = performance.now() + SLICE_MS;
+    do {
+      const slice = this.reads.shift()!;
+      if (!slice(until)) this.reads.push(slice);
+    } while (this.reads.length > 0 && performance.now() < until);
+    this.scheduleReads();
+  };
 
   /** Whether a long write holds the transaction open across turns of the event loop. */
   get busy(): boolean {
