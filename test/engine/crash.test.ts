@@ -76,10 +76,14 @@ describe("crash recovery", () => {
           const row = file
             .prepare("SELECT state, delivery_count, locked_until, visible_at FROM messages WHERE id = ?")
             .get(seq);
+          const reserved = file.prepare("SELECT name, reserved FROM sequences").all();
           file.close();
+          // Its body under another number would be a numbering fault, not a lost write.
+          const elsewhere = [...remaining].find(([, body]) => body === `body-${index}`)?.[0];
           assert.fail(
             `acknowledged send ${seq} was lost or changed: got ${remaining.get(seq)}, row ${JSON.stringify(row)}, ` +
-              `received ${received.has(seq)}, now ${Date.now()}`,
+              `received ${received.has(seq)}, its body under seq ${elsewhere}, sequences ${JSON.stringify(reserved)}, ` +
+              `now ${Date.now()}, the child's last lines: ${result.lines.slice(-12).join(" | ")}`,
           );
         }
       }
