@@ -21,7 +21,7 @@ import {
   publishResultFromWire,
   topicMessageFromWire,
 } from "../wire/index.js";
-import { notNegative } from "./encode.js";
+import { maxBytesField, notNegative } from "./encode.js";
 import { RemoteJobService } from "./remote-jobs.js";
 
 /** Job topics over HTTP (`mqlite.v1.TopicService/*`). */
@@ -78,6 +78,7 @@ export abstract class RemoteTopicService extends RemoteJobService implements Top
       topic,
       name,
       ...(options.limit !== undefined && { limit: Math.trunc(options.limit) }),
+      ...maxBytesField(options.maxBytes),
     });
     return res.messages.map(topicMessageFromWire);
   }
@@ -93,6 +94,7 @@ export abstract class RemoteTopicService extends RemoteJobService implements Top
       name,
       ...(options.limit !== undefined && { limit: Math.trunc(options.limit) }),
       ...(options.visibilityMs !== undefined && { visibility_ms: options.visibilityMs }),
+      ...maxBytesField(options.maxBytes),
     });
     return res.messages.map(topicMessageFromWire);
   }

@@ -1,4 +1,4 @@
-import type { OutgoingMessage, SendOptions, SubscriptionKind } from "./types.js";
+import type { MaxBytes, OutgoingMessage, SendOptions, SubscriptionKind } from "./types.js";
 
 /**
  * Job topics: the `task` and `log` kinds of the one subscription table, the topic log, declared
@@ -97,6 +97,8 @@ export interface TopicLogMessage {
 export interface ReadTopicOptions {
   /** 1..1000, default 100 (≤0 reads nothing). */
   limit?: number;
+  /** Our extension: the answer's byte budget (see `MaxBytes`). */
+  maxBytes?: MaxBytes;
 }
 
 /** Options of `leaseTopic`. */
@@ -105,6 +107,8 @@ export interface LeaseTopicOptions {
   limit?: number;
   /** How long a leased message is skipped by this subscription's later leases. Default 30000 ms. */
   visibilityMs?: number;
+  /** Our extension: the answer's byte budget (see `MaxBytes`). */
+  maxBytes?: MaxBytes;
 }
 
 /** Options of `declareTopic`. */

@@ -26,9 +26,10 @@ export function rowBytes(row: {
 /** Tracks an answer's bytes: `add` returns false once the budget is spent (the row that crossed it is in). */
 export class AnswerBudget {
   private bytes = 0;
+  constructor(private readonly limit: number = ANSWER_BUDGET_BYTES) {}
   add(row: Parameters<typeof rowBytes>[0]): boolean {
     this.bytes += rowBytes(row);
-    return this.bytes < ANSWER_BUDGET_BYTES;
+    return this.bytes < this.limit;
   }
   get spent(): number {
     return this.bytes;

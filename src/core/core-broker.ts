@@ -549,7 +549,8 @@ export abstract class CoreBroker {
   readTopic(topic: string, name: string, options: ReadTopicOptions = {}): Promise<TopicLogMessage[]> {
     return this.guard(() => {
       const limit = topics.topicLimit(options.limit);
-      return this.dialect.read((now) => topics.readTopic(now, topic, name, limit));
+      const maxBytes = answerBytes(options.maxBytes);
+      return this.dialect.read((now) => topics.readTopic(now, topic, name, limit, maxBytes));
     });
   }
 
@@ -567,7 +568,8 @@ export abstract class CoreBroker {
           ? DEFAULT_VISIBILITY_MS
           : nonNegativeDuration(options.visibilityMs, "visibility_ms");
       const limit = topics.topicLimit(options.limit);
-      return this.dialect.write((w) => topics.leaseTopic(w, topic, name, limit, visibility));
+      const maxBytes = answerBytes(options.maxBytes);
+      return this.dialect.write((w) => topics.leaseTopic(w, topic, name, limit, visibility, maxBytes));
     });
   }
 

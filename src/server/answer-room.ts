@@ -9,8 +9,11 @@ export const ANSWER_ALLOWANCE_BYTES = SLICED_DECODE_BYTES;
 /** The most an answer takes (the engine's own cap on one answer). */
 const ANSWER_MAX_BYTES = 32 * 1024 * 1024;
 
+/** What an answer lists: messages of a queue or of a topic's log. */
+type Listed = Pick<Message, "body" | "properties">;
+
 /** The bytes of a message's body and properties, as the engine counts them against an answer's budget. */
-export function answerBytesOf(messages: readonly Message[]): number {
+export function answerBytesOf(messages: readonly Listed[]): number {
   let n = 0;
   for (const m of messages) {
     n += m.body.length;
@@ -50,7 +53,7 @@ export class AnswerRoom {
   };
 
   /** Holds what `messages` take beyond the allowance, until `release`; gives back the rest. */
-  keep(messages: readonly Message[]): void {
+  keep(messages: readonly Listed[]): void {
     if (this.released) return;
     const need = Math.max(0, answerBytesOf(messages) - ANSWER_ALLOWANCE_BYTES);
     if (need > this.held) this.budget.force(need - this.held);

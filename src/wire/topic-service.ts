@@ -9,7 +9,7 @@ import type {
 import { FilterJSON } from "./admin-service.js";
 import { decodeBase64, encodeBase64 } from "./base64.js";
 import { WireMessage } from "./message.js";
-import { bool, int, str } from "./primitives.js";
+import { bool, int, maxBytes, str } from "./primitives.js";
 import { stringMap } from "./string-map.js";
 
 // `mqlite.v1.TopicService` (our extension): job topics (task and log subscriptions, the topic log,
@@ -75,11 +75,12 @@ export const ReadTopicRequest = z
     topic: str(),
     name: str(),
     limit: int().meta({ description: "Absent: 100; ≤0 reads nothing; at most 1000." }),
+    max_bytes: maxBytes(),
   })
   .meta({ id: "ReadTopicRequest" });
 
 export const LeaseTopicRequest = z
-  .strictObject({ topic: str(), name: str(), limit: int(), visibility_ms: int() })
+  .strictObject({ topic: str(), name: str(), limit: int(), visibility_ms: int(), max_bytes: maxBytes() })
   .meta({ id: "LeaseTopicRequest" });
 
 export const TopicMessageJSON = z

@@ -317,6 +317,8 @@ describe("large bodies over HTTP", () => {
       "big",
       Array.from({ length: 8 }, () => ({ body: Buffer.alloc(300_000, 1) })),
     );
+    await s.broker.subscribeLog("log", "reader");
+    for (let i = 0; i < 8; i++) await s.broker.publish("log", { body: Buffer.alloc(300_000, 2) });
     const count = async (route: string, req: object) => {
       const got = await s!.rpc(route, req);
       assert.equal(got.status, 200, got.text);
@@ -343,6 +345,9 @@ describe("large bodies over HTTP", () => {
     assert.equal(await count("JobService/ReceiveAny", { queues: ["big"], max_messages: 8 }), 1);
     assert.equal(await mcpPeek(), 1);
     await agent.close();
+    const log = { topic: "log", name: "reader" };
+    assert.equal(await count("TopicService/ReadTopic", log), 1);
+    assert.equal(await count("TopicService/LeaseTopic", { ...log, visibility_ms: 60_000 }), 1);
 
     held.socket.destroy();
     await sleep(100);
@@ -352,6 +357,7 @@ describe("large bodies over HTTP", () => {
     };
     assert.equal(await gauge(), "mqlite_large_body_bytes 0", "every answer gave its room back");
     assert.equal(await count("QueueService/Receive", { queue: "big", max_messages: 8 }), 5);
+    assert.equal(await count("TopicService/ReadTopic", log), 5);
   });
 
   it("a small streamed body is read as it comes and never waits for room", async () => {

@@ -129,22 +129,26 @@ const refused = (filter: MessageFilter | undefined, r: TopicMessageRow): boolean
 
 /**
  * The messages after a log subscription's cursor that its filter matches, oldest first, up to
- * `limit` and the answer's byte budget. Anything but a log subscription reads nothing.
+ * `limit` and the answer's byte budget (`maxBytes`). Anything but a log subscription reads nothing.
  */
-export function* readTopic(now: number, topic: string, name: string, limit: number): Verb<TopicLogMessage[]> {
+export function* readTopic(
+  now: number,
+  topic: string,
+  name: string,
+  limit: number,
+  maxBytes: number = ANSWER_BUDGET_BYTES,
+): Verb<TopicLogMessage[]> {
   if (limit === 0) return [];
   const sub = yield* ask((o) => o.topics.logSubscription({ topic, name }));
   if (!sub) return [];
   const after = sub.cursor ?? 0;
   if (!sub.filter || sub.filter.matchesAll) {
-    const rows = yield* ask((o) =>
-      o.topics.rows({ topic, after, now, limit, maxBytes: ANSWER_BUDGET_BYTES }),
-    );
+    const rows = yield* ask((o) => o.topics.rows({ topic, after, now, limit, maxBytes }));
     return rows.map(topicMessage);
   }
   // Filtered: batches of the log until `limit` matches, the budget, or the log's end.
   const out: TopicLogMessage[] = [];
-  const budget = new AnswerBudget();
+  const budget = new AnswerBudget(maxBytes);
   let from = after;
   for (;;) {
     const rows = yield* ask((o) => o.topics.rows({ topic, after: from, now, limit: FILTERED_READ_BATCH }));
@@ -167,7 +171,7 @@ export function* ackTopic(_s: WriteScope, ref: LogRef): Verb<boolean> {
 
 /**
  * Leases up to `limit` messages one by one to a log subscription for `visibilityMs`, oldest first,
- * within the answer's byte budget. Messages its filter refuses are settled at once (so per-message
+ * within the answer's byte budget (`maxBytes`). Messages its filter refuses are settled at once (so per-message
  * compaction can drop them). Anything but a log subscription leases nothing.
  */
 export function* leaseTopic(
@@ -176,12 +180,13 @@ export function* leaseTopic(
   name: string,
   limit: number,
   visibilityMs: number,
+  maxBytes: number = ANSWER_BUDGET_BYTES,
 ): Verb<TopicLogMessage[]> {
   if (limit === 0) return [];
   const sub = yield* ask((o) => o.topics.logSubscription({ topic, name }));
   if (!sub) return [];
   const out: TopicLogMessage[] = [];
-  const budget = new AnswerBudget();
+  const budget = new AnswerBudget(maxBytes);
   let after = 0;
   for (;;) {
     const rows = yield* ask((o) =>

@@ -253,6 +253,33 @@ cases((factory) => {
       );
     });
 
+    it("T2.1b maxBytes (our extension) cuts a read or a lease after the message that crosses it, one at least", async () => {
+      await s.broker.subscribeLog("big", "all");
+      await s.broker.subscribeLog("big", "eu", { filter: "subject == 'eu'" });
+      await s.broker.subscribeLog("big", "lease");
+      const body = Buffer.alloc(1000, 7);
+      for (let i = 0; i < 6; i++) await s.broker.publish("big", { body, subject: "eu" });
+      assert.equal((await s.broker.readTopic("big", "all", { maxBytes: 2500 })).length, 3);
+      assert.equal((await s.broker.readTopic("big", "all", { maxBytes: 1 })).length, 1);
+      assert.equal(
+        (await s.broker.readTopic("big", "all", { maxBytes: 0 })).length,
+        6,
+        "not positive: the default",
+      );
+      assert.equal(
+        (await s.broker.readTopic("big", "eu", { maxBytes: 1500 })).length,
+        2,
+        "a filtered read too",
+      );
+      const leased = await s.broker.leaseTopic("big", "lease", { maxBytes: 2000, visibilityMs: 60_000 });
+      assert.equal(leased.length, 2);
+      assert.equal(
+        (await s.broker.leaseTopic("big", "lease", { visibilityMs: 60_000 })).length,
+        4,
+        "only those leased",
+      );
+    });
+
     it("T2.2 the late-join boundary: an undeclared topic stores nothing without an active log subscription", async () => {
       await s.broker.subscribeTask("orders", "email", { task: "t", queue: "default" });
       assert.equal((await s.broker.publish("orders", { body: "early" })).logId, undefined);
