@@ -72,7 +72,7 @@ export class ServerMetrics {
       gauge("mqlite_long_polls_parked", "Long-polls parked on this server.", () => load.parkedLongPolls);
       gauge(
         "mqlite_large_body_bytes",
-        "Bytes of large request bodies (256 KiB and up) being read and decoded.",
+        "Bytes of the large-body budget in use: large request bodies (256 KiB and up) being read and decoded, and answers' messages beyond 256 KiB each.",
         () => load.largeBodyBytes,
       );
       gauge(
