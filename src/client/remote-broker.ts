@@ -16,6 +16,7 @@ import type {
   QueueConfig,
   QueueInfo,
   QueueStats,
+  ReceiveDeferredOptions,
   ReceiveOptions,
   RedriveOptions,
   RejectOptions,
@@ -126,10 +127,13 @@ export class RemoteBroker extends RemoteTopicService implements Broker {
     return res ? res.messages.map(messageFromWire) : [];
   }
 
-  async receiveDeferred(queue: string, seqNumbers: number[]): Promise<Message[]> {
-    return (await this.http.call("receiveDeferred", { queue, seq_numbers: seqNumbers })).messages.map(
-      messageFromWire,
-    );
+  async receiveDeferred(
+    queue: string,
+    seqNumbers: number[],
+    options: ReceiveDeferredOptions = {},
+  ): Promise<Message[]> {
+    const req = { queue, seq_numbers: seqNumbers, ...maxBytesField(options.maxBytes) };
+    return (await this.http.call("receiveDeferred", req)).messages.map(messageFromWire);
   }
 
   async complete(

@@ -17,6 +17,7 @@ import type {
   QueueInfo,
   QueueStats,
   Readiness,
+  ReceiveDeferredOptions,
   ReceiveOptions,
   RedriveOptions,
   RejectOptions,
@@ -72,7 +73,7 @@ export interface Broker extends JobService, TopicService {
   /** Claims up to `maxMessages` messages, long-polling up to `waitMs` when none is claimable. */
   receive(queue: string, options?: ReceiveOptions): Promise<Message[]>;
   /** Claims deferred messages by sequence number (others are skipped). */
-  receiveDeferred(queue: string, seqNumbers: number[]): Promise<Message[]>;
+  receiveDeferred(queue: string, seqNumbers: number[], options?: ReceiveDeferredOptions): Promise<Message[]>;
   /** Deletes a locked message (settles it as done), or keeps it as `completed` with `options.retainMs`. */
   complete(queue: string, seqNumber: number, lockToken: string, options?: CompleteOptions): Promise<void>;
   /** Completes many; each item succeeds or fails on its own. */

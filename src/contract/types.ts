@@ -175,6 +175,12 @@ export interface ReceiveOptions {
   maxBytes?: MaxBytes;
 }
 
+/** Options of `receiveDeferred`. */
+export interface ReceiveDeferredOptions {
+  /** Our extension: the answer's byte budget (see `MaxBytes`); the messages after it stay deferred. */
+  maxBytes?: MaxBytes;
+}
+
 /** A message reference for batch settlement. */
 export interface LockRef {
   seqNumber: number;

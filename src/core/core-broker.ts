@@ -53,6 +53,7 @@ import type {
   QueueInfo,
   QueueStats,
   Readiness,
+  ReceiveDeferredOptions,
   ReceiveOptions,
   RedriveOptions,
   RejectOptions,
@@ -267,10 +268,15 @@ export abstract class CoreBroker {
     });
   }
 
-  receiveDeferred(queue: string, seqNumbers: number[]): Promise<Message[]> {
+  receiveDeferred(
+    queue: string,
+    seqNumbers: number[],
+    options: ReceiveDeferredOptions = {},
+  ): Promise<Message[]> {
     return this.guard(() => {
       const seqs = seqNumbers.map(seqNumber);
-      return this.dialect.write((w) => claim.receiveDeferred(w, queue, seqs));
+      const maxBytes = answerBytes(options.maxBytes);
+      return this.dialect.write((w) => claim.receiveDeferred(w, queue, seqs, maxBytes));
     });
   }
 

@@ -8,7 +8,7 @@ import { isStdBase64 } from "./base64.js";
 /** An optional integer field. */
 export const int = () => z.int().nullish();
 
-/** A read's own byte budget (our extension, on Receive, ReceiveAny, Peek, ReadTopic and LeaseTopic). */
+/** A read's own byte budget (our extension: Receive, ReceiveAny, ReceiveDeferred, Peek, ReadTopic, LeaseTopic). */
 export const maxBytes = () =>
   int().meta({
     description:

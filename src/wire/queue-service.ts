@@ -100,7 +100,7 @@ export const RenewBatchResponse = z
   .meta({ id: "RenewBatchResponse" });
 
 export const ReceiveDeferredRequest = z
-  .strictObject({ queue: str(), seq_numbers: list(z.int()) })
+  .strictObject({ queue: str(), seq_numbers: list(z.int()), max_bytes: maxBytes() })
   .meta({ id: "ReceiveDeferredRequest" });
 
 export const CancelRequest = z

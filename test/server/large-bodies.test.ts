@@ -317,6 +317,13 @@ describe("large bodies over HTTP", () => {
       "big",
       Array.from({ length: 8 }, () => ({ body: Buffer.alloc(300_000, 1) })),
     );
+    await s.broker.createQueue("set-aside");
+    await s.broker.send(
+      "set-aside",
+      Array.from({ length: 4 }, () => ({ body: Buffer.alloc(300_000, 3) })),
+    );
+    const setAside = await s.broker.receive("set-aside", { maxMessages: 4 });
+    for (const m of setAside) await s.broker.defer("set-aside", m.seqNumber, m.lockToken!);
     await s.broker.subscribeLog("log", "reader");
     for (let i = 0; i < 8; i++) await s.broker.publish("log", { body: Buffer.alloc(300_000, 2) });
     const count = async (route: string, req: object) => {
@@ -348,6 +355,8 @@ describe("large bodies over HTTP", () => {
     const log = { topic: "log", name: "reader" };
     assert.equal(await count("TopicService/ReadTopic", log), 1);
     assert.equal(await count("TopicService/LeaseTopic", { ...log, visibility_ms: 60_000 }), 1);
+    const deferred = { queue: "set-aside", seq_numbers: setAside.map((m) => m.seqNumber) };
+    assert.equal(await count("QueueService/ReceiveDeferred", deferred), 1);
 
     held.socket.destroy();
     await sleep(100);

@@ -208,14 +208,19 @@ export function* receiveAny(s: WriteScope, r: ReceiveAnyInput): Verb<Claimed> {
   return { messages, retryAt: session?.retryAt() };
 }
 
-/** `receiveDeferred`: locks the given deferred messages (others are skipped). */
-export function* receiveDeferred(s: WriteScope, name: string, seqs: readonly number[]): Verb<Message[]> {
+/** `receiveDeferred`: locks the given deferred messages (others are skipped), within `maxBytes`. */
+export function* receiveDeferred(
+  s: WriteScope,
+  name: string,
+  seqs: readonly number[],
+  maxBytes: number = RECEIVE_BODY_BUDGET,
+): Verb<Message[]> {
   const q = yield* ask((o) => o.claim.queue(name));
   if (!q) throw new NotFoundError(QUEUE_NOT_FOUND);
   const out =
     seqs.length === 0
       ? []
-      : yield* ask((o) => o.claim.claimDeferred({ queue: q, seqs, now: s.now, budget: RECEIVE_BODY_BUDGET }));
+      : yield* ask((o) => o.claim.claimDeferred({ queue: q, seqs, now: s.now, budget: maxBytes }));
   reportLeases(s, out);
   return out;
 }

@@ -202,7 +202,11 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
   async receiveDeferred(req, ctx) {
     const queue = req.queue ?? "";
     ctx.note({ queue });
-    const messages = await ctx.broker.receiveDeferred(queue, req.seq_numbers ?? []);
+    const room = ctx.answerRoom();
+    const messages = await ctx.broker.receiveDeferred(queue, req.seq_numbers ?? [], {
+      maxBytes: room.reserve(req.max_bytes),
+    });
+    room.keep(messages);
     ctx.note({ msgs: messages.length });
     return { messages: new WireList(messages, messageToWire, messageJsonBytes) };
   },

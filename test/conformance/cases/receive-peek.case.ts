@@ -96,6 +96,14 @@ cases((factory) => {
         [6, 4],
         "only returned messages are locked",
       );
+      for (const m of got.slice(0, 3)) await s.broker.defer("sized", m.seqNumber, m.lockToken!);
+      const deferred = got.slice(0, 3).map((m) => m.seqNumber);
+      assert.equal((await s.broker.receiveDeferred("sized", deferred, { maxBytes: 1500 })).length, 2);
+      assert.deepEqual(
+        seqs(await s.broker.receiveDeferred("sized", deferred)),
+        deferred.slice(2),
+        "the rest stay deferred",
+      );
     });
   });
 
