@@ -1,4 +1,5 @@
 import type { MessageState } from "../../contract/types.js";
+import { ANSWER_BUDGET_BYTES } from "../../core/answer-budget.js";
 import { leaseFence } from "../../core/lease-fence.js";
 import { RECORD_COLUMNS, type RecordRow } from "../../core/message-record.js";
 import type { Async } from "../../core/port.js";
@@ -6,6 +7,26 @@ import { RECEIPT_TTL_MS } from "../../core/receipts.js";
 import type { BrowseQuery, DeleteSettledQuery, ErrorRow, RecordOps } from "../../core/verbs/records.js";
 import type { Conn } from "./db.js";
 import { pgName } from "./names.js";
+
+/**
+ * The records matching `where` (which may end with its ORDER BY and LIMIT), in `order`, up to the
+ * one whose body, properties and result cross the answer budget: the running sum is taken on the
+ * lengths alone, so the rows after it are never sent (the query read every row of a page of
+ * 1,000 before, a gigabyte for messages of 1 MiB, which the core then cut to 32 MiB).
+ * `keys`: the columns `order` sorts by.
+ */
+function withinBudget(where: string, order: string, keys: string): string {
+  return `
+    SELECT ${RECORD_COLUMNS} FROM messages WHERE id IN (
+      SELECT id FROM (
+        SELECT id, coalesce(sum(len) OVER (ORDER BY ${order} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+        FROM (
+          SELECT ${keys}, octet_length(body) + coalesce(octet_length(properties), 0) + coalesce(octet_length(result), 0) AS len
+          FROM messages WHERE ${where}
+        ) page
+      ) running WHERE before < ${ANSWER_BUDGET_BYTES}
+    ) ORDER BY ${order}`;
+}
 
 /**
  * Writes, from the deleted rows `d`, the receipts of kept completions settled after `since`: a
@@ -72,10 +93,7 @@ export class PgRecordOps implements Async<RecordOps> {
   }
 
   records(seqs: number[]): Promise<RecordRow[]> {
-    return this.c.q<RecordRow>(
-      `SELECT ${RECORD_COLUMNS} FROM messages WHERE id = ANY($1::bigint[]) ORDER BY id`,
-      [seqs],
-    );
+    return this.c.q<RecordRow>(withinBudget("id = ANY($1::bigint[])", "id", "id"), [seqs]);
   }
 
   states(seqs: number[]): Promise<{ id: number; state: MessageState }[]> {
@@ -102,9 +120,11 @@ export class PgRecordOps implements Async<RecordOps> {
       where.push(`settled_at > 0 AND settled_at < ${param(q.settledBefore)}::bigint`);
     }
     const order = q.order === "settled" ? "settled_at DESC, id DESC" : "id DESC";
-    const sql = `SELECT ${RECORD_COLUMNS} FROM messages ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-      ORDER BY ${order} LIMIT ${q.limit} OFFSET ${q.offset}`;
-    return this.c.q<RecordRow>(sql, params);
+    const page = `${where.length ? where.join(" AND ") : "true"} ORDER BY ${order} LIMIT ${q.limit} OFFSET ${q.offset}`;
+    return this.c.q<RecordRow>(
+      withinBudget(page, order, q.order === "settled" ? "id, settled_at" : "id"),
+      params,
+    );
   }
 
   errors(seq: number): Promise<ErrorRow[]> {
