@@ -23,7 +23,8 @@ export function answerBytesOf(messages: readonly Listed[]): number {
 }
 
 /**
- * The room one answer that lists messages (Receive, ReceiveAny, Peek) takes in the server's
+ * The room one answer that lists messages (Receive, ReceiveAny, ReceiveDeferred, Peek, ReadTopic,
+ * LeaseTopic) takes in the server's
  * large-body budget. An answer is cut short rather than held back: any answer may take
  * `ANSWER_ALLOWANCE_BYTES`, and beyond it what the budget has free when its messages are read;
  * once they are, it keeps what they took (a message larger than its room is still sent whole:
@@ -59,6 +60,11 @@ export class AnswerRoom {
     if (need > this.held) this.budget.force(need - this.held);
     else this.budget.giveBack(this.held - need);
     this.held = need;
+  }
+
+  /** Whether it holds bytes of the budget (an answer beyond the allowance). */
+  get holding(): boolean {
+    return this.held > 0;
   }
 
   /** Gives everything back (the answer is written, or failed). */

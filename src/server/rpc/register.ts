@@ -169,15 +169,16 @@ class RpcCall implements RpcContext {
   giveBacks: (() => void)[] | undefined;
   /** The answer's room, once asked for. */
   room: AnswerRoom | undefined;
+  private readonly largeBodies: ServerState["largeBodies"];
 
   constructor(
     private readonly c: Context<ServerEnv>,
     state: ServerState,
     readonly metrics: ServerMetrics,
     readonly signal: AbortSignal,
-    private readonly largeBodies: ServerState["largeBodies"],
   ) {
     this.broker = state.brokerFor(c.get("principal"));
+    this.largeBodies = state.largeBodies;
     this.stopping = state.stopping;
     this.auth = state.auth;
     this.maxMessageBytes = state.maxMessageBytes;
@@ -219,7 +220,7 @@ function endpoint(
       const parks = wantsSignal && ((req as { wait_time_ms?: number | null }).wait_time_ms ?? 0) > 0;
       const slot = parks ? state.longPolls.park(c) : undefined;
       const linked = wantsSignal ? eitherSignal(c.req.raw.signal, state.stopping) : undefined;
-      const call = new RpcCall(c, state, metrics, linked?.signal ?? state.stopping, state.largeBodies);
+      const call = new RpcCall(c, state, metrics, linked?.signal ?? state.stopping);
       try {
         const answer = answerJson(c, await handle(req as never, call));
         const giveBacks = call.giveBacks;
@@ -232,7 +233,9 @@ function endpoint(
       } finally {
         linked?.release();
         slot?.release();
-        if (call.room) whenWritten(c, call.room.release);
+        // An answer within its allowance holds nothing: no need to wait for its write.
+        if (call.room?.holding) whenWritten(c, call.room.release);
+        else call.room?.release();
       }
     } catch (err) {
       return errorJson(c, err, refusalHeaders(err));
