@@ -75,14 +75,22 @@ export class AnswerRoom {
   };
 }
 
-/** The reads whose answers list messages, sized by an answer room each (`withAnswerRooms`). */
-const LISTING = new Set<PropertyKey>(["receive", "receiveAny", "peek"]);
+/**
+ * The reads whose answers list messages, sized by an answer room each (`withAnswerRooms`), with
+ * the position of their options argument.
+ */
+const LISTING = new Map<PropertyKey, number>([
+  ["receive", 1],
+  ["receiveAny", 1],
+  ["receiveDeferred", 2],
+  ["peek", 1],
+]);
 
 /** A `maxBytes` a caller gave, as a number (a function is asked now); undefined when none. */
 const askedBytes = (m: MaxBytes | undefined) => (typeof m === "function" ? m() : m);
 
 /**
- * `broker` with its Receive, ReceiveAny and Peek sized by an answer room each, as an RPC's are:
+ * `broker` with its Receive, ReceiveAny, ReceiveDeferred and Peek sized by an answer room each, as an RPC's are:
  * for answers built elsewhere (the MCP tools'). `release` gives every room back once the answer
  * is written.
  */
@@ -95,14 +103,17 @@ export function withAnswerRooms(
     get(target, prop) {
       const value = Reflect.get(target, prop, target);
       if (typeof value !== "function") return value;
-      if (!LISTING.has(prop)) return value.bind(target);
-      return async (first: unknown, options: { maxBytes?: MaxBytes } = {}) => {
+      const at = LISTING.get(prop);
+      if (at === undefined) return value.bind(target);
+      return async (...args: unknown[]) => {
+        const options = (args[at] ?? {}) as { maxBytes?: MaxBytes };
         const room = new AnswerRoom(budget);
         rooms.push(room);
         const asked = askedBytes(options.maxBytes);
-        // A long-poll's room is taken when its messages are claimed; a Peek's at once.
-        const maxBytes = prop === "peek" ? room.reserve(asked) : () => room.reserve(asked);
-        const messages = (await value.call(target, first, { ...options, maxBytes })) as Message[];
+        // A long-poll's room is taken when its messages are claimed; the others' at once.
+        const long = prop === "receive" || prop === "receiveAny";
+        args[at] = { ...options, maxBytes: long ? () => room.reserve(asked) : room.reserve(asked) };
+        const messages = (await value.apply(target, args)) as Message[];
         room.keep(messages);
         return messages;
       };

@@ -351,10 +351,17 @@ describe("large bodies over HTTP", () => {
     assert.equal(await count("QueueService/Receive", { queue: "big", max_messages: 8 }), 1);
     assert.equal(await count("JobService/ReceiveAny", { queues: ["big"], max_messages: 8 }), 1);
     assert.equal(await mcpPeek(), 1);
+    const mcpDeferred = await agent.callTool({
+      name: "receive_deferred",
+      arguments: { queue: "set-aside", seq_numbers: setAside.map((m) => m.seqNumber) },
+    });
+    const taken = JSON.parse((mcpDeferred.content as { text: string }[])[0]!.text).messages;
+    assert.equal(taken.length, 1, "the MCP receive_deferred tool's too");
     await agent.close();
     const log = { topic: "log", name: "reader" };
     assert.equal(await count("TopicService/ReadTopic", log), 1);
     assert.equal(await count("TopicService/LeaseTopic", { ...log, visibility_ms: 60_000 }), 1);
+    // The one the MCP tool took is locked now: the RPC takes the next.
     const deferred = { queue: "set-aside", seq_numbers: setAside.map((m) => m.seqNumber) };
     assert.equal(await count("QueueService/ReceiveDeferred", deferred), 1);
 
