@@ -68,6 +68,12 @@ export const MAX_DEBOUNCE_MS = 30 * 24 * 3600 * 1000;
 // gigabytes. The original caps only RenewBatch (512) and the 32 MiB body; these are high enough
 // that none of its clients meet them.
 
+/**
+ * Bytes of bodies and properties of one answer that lists messages (a read's `maxBytes` at most):
+ * the read stops after the message that crosses it.
+ */
+export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+
 /** Bytes of one request body (the original's MaxBodyBytes, 32 MiB); 413 beyond. */
 export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 

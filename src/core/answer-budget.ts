@@ -1,3 +1,4 @@
+import { MAX_ANSWER_BYTES } from "../contract/limits.js";
 import type { MaxBytes } from "../contract/types.js";
 
 /**
@@ -6,7 +7,7 @@ import type { MaxBytes } from "../contract/types.js";
  * ReadTopic, LeaseTopic, Browse or GetMessages over large messages built a string past V8's limit:
  * seconds of work, then a 500 ("Invalid string length").
  */
-export const ANSWER_BUDGET_BYTES = 32 * 1024 * 1024;
+export const ANSWER_BUDGET_BYTES = MAX_ANSWER_BYTES;
 
 /** The bytes an answer may take: `maxBytes` (asked now when it is a function) within `ANSWER_BUDGET_BYTES`. */
 export function answerBytes(maxBytes: MaxBytes | undefined): number {

@@ -1,8 +1,5 @@
 // Limits and fixed values both storage dialects apply the same way.
 
-/** Receive stops adding messages once their bodies reach this many bytes (the one that crosses is kept). */
-export const RECEIVE_BODY_BUDGET = 32 * 1024 * 1024;
-
 /** The reason a message dead-lettered without one is given. */
 export const DEFAULT_REJECT_REASON = "AppRequested";
 

@@ -1,19 +1,20 @@
+import type { Context } from "hono";
 import type { Broker } from "../contract/broker.js";
+import { MAX_ANSWER_BYTES } from "../contract/limits.js";
 import type { MaxBytes, Message } from "../contract/types.js";
 import { SLICED_DECODE_BYTES } from "../wire/index.js";
+import type { ServerEnv } from "./env.js";
 import type { LargeBodyBudget } from "./large-bodies.js";
+import { whenWritten } from "./respond.js";
 
 /** Bytes of bodies and properties any answer may take without room in the budget. */
 export const ANSWER_ALLOWANCE_BYTES = SLICED_DECODE_BYTES;
 
-/** The most an answer takes (the engine's own cap on one answer). */
-const ANSWER_MAX_BYTES = 32 * 1024 * 1024;
-
 /** What an answer lists: messages of a queue or of a topic's log. */
 type Listed = Pick<Message, "body" | "properties">;
 
-/** The bytes of a message's body and properties, as the engine counts them against an answer's budget. */
-export function answerBytesOf(messages: readonly Listed[]): number {
+/** The bytes of messages' bodies and properties, about as the engine counts them against a budget. */
+function answerBytesOf(messages: readonly Listed[]): number {
   let n = 0;
   for (const m of messages) {
     n += m.body.length;
@@ -24,8 +25,7 @@ export function answerBytesOf(messages: readonly Listed[]): number {
 
 /**
  * The room one answer that lists messages (Receive, ReceiveAny, ReceiveDeferred, Peek, ReadTopic,
- * LeaseTopic) takes in the server's
- * large-body budget. An answer is cut short rather than held back: any answer may take
+ * LeaseTopic) takes in the server's large-body budget. An answer is cut short rather than held back: any answer may take
  * `ANSWER_ALLOWANCE_BYTES`, and beyond it what the budget has free when its messages are read;
  * once they are, it keeps what they took (a message larger than its room is still sent whole:
  * one message at least) and gives the rest back; all of it once the answer is written. Eight
@@ -45,7 +45,7 @@ export class AnswerRoom {
    * before is given back first.
    */
   reserve = (asked?: number | null): number => {
-    const want = asked && asked > 0 ? Math.min(asked, ANSWER_MAX_BYTES) : ANSWER_MAX_BYTES;
+    const want = asked && asked > 0 ? Math.min(asked, MAX_ANSWER_BYTES) : MAX_ANSWER_BYTES;
     this.budget.giveBack(this.held);
     this.held = 0;
     if (this.released) return Math.min(want, ANSWER_ALLOWANCE_BYTES);
@@ -84,20 +84,26 @@ const LISTING = new Map<PropertyKey, number>([
   ["receiveAny", 1],
   ["receiveDeferred", 2],
   ["peek", 1],
+  ["readTopic", 2],
+  ["leaseTopic", 2],
 ]);
+
+/** A broker whose reads take answer rooms (`withAnswerRooms`). */
+export interface RoomedBroker {
+  broker: Broker;
+  /** Gives every room back once the answer is written (at once when they hold nothing). */
+  releaseAfter(c: Context<ServerEnv>): void;
+}
 
 /** A `maxBytes` a caller gave, as a number (a function is asked now); undefined when none. */
 const askedBytes = (m: MaxBytes | undefined) => (typeof m === "function" ? m() : m);
 
 /**
- * `broker` with its Receive, ReceiveAny, ReceiveDeferred and Peek sized by an answer room each, as an RPC's are:
- * for answers built elsewhere (the MCP tools'). `release` gives every room back once the answer
- * is written.
+ * `broker` with its reads that list messages (Receive, ReceiveAny, ReceiveDeferred, Peek,
+ * ReadTopic, LeaseTopic) sized by an answer room each, taken from `budget`: for the RPCs that
+ * answer them and for the MCP tools. The caller's own `maxBytes` is what the read asks for.
  */
-export function withAnswerRooms(
-  broker: Broker,
-  budget: LargeBodyBudget,
-): { broker: Broker; release(): void } {
+export function withAnswerRooms(broker: Broker, budget: LargeBodyBudget): RoomedBroker {
   const rooms: AnswerRoom[] = [];
   const sized = new Proxy(broker, {
     get(target, prop) {
@@ -110,19 +116,24 @@ export function withAnswerRooms(
         const room = new AnswerRoom(budget);
         rooms.push(room);
         const asked = askedBytes(options.maxBytes);
-        // A long-poll's room is taken when its messages are claimed; the others' at once.
+        // A long-poll's room is taken when its messages are claimed (so not while it waits);
+        // the others' at once.
         const long = prop === "receive" || prop === "receiveAny";
         args[at] = { ...options, maxBytes: long ? () => room.reserve(asked) : room.reserve(asked) };
-        const messages = (await value.apply(target, args)) as Message[];
+        const messages = (await value.apply(target, args)) as Listed[];
         room.keep(messages);
         return messages;
       };
     },
   });
+  const release = () => {
+    for (const room of rooms) room.release();
+  };
   return {
     broker: sized,
-    release: () => {
-      for (const room of rooms) room.release();
+    releaseAfter(c) {
+      if (rooms.some((r) => r.holding)) whenWritten(c, release);
+      else release();
     },
   };
 }

@@ -6,7 +6,7 @@ import { withAnswerRooms } from "./answer-room.js";
 import type { ServerEnv, ServerState } from "./env.js";
 import { LargeBodyLimitError } from "./large-bodies.js";
 import { MAX_REQUEST_BYTES } from "./options.js";
-import { note, whenWritten } from "./respond.js";
+import { note } from "./respond.js";
 
 /** A JSON-RPC error for what a stateless endpoint does not offer (a GET stream, a session to delete). */
 const methodNotAllowed = () =>
@@ -84,7 +84,7 @@ async function answer(c: Context<ServerEnv>, state: ServerState): Promise<Respon
     return await transport.handleRequest(c.req.raw);
   } finally {
     // Answered with JSON: every tool call has run, and its rooms are known.
-    whenWritten(c, rooms.release);
+    rooms.releaseAfter(c);
     await server.close();
   }
 }

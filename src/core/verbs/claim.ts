@@ -1,8 +1,7 @@
 import { NotFoundError } from "../../contract/errors.js";
 import type { ClaimGate } from "../../contract/job-service.js";
 import type { MaxBytes, Message, MessageState, ReceiveMode } from "../../contract/types.js";
-import { answerBytes } from "../answer-budget.js";
-import { RECEIVE_BODY_BUDGET } from "../limits.js";
+import { ANSWER_BUDGET_BYTES, answerBytes } from "../answer-budget.js";
 import { decodeMessages, encodeMessages } from "../message-codec.js";
 import { type MessageRow, peekedMessage } from "../message-row.js";
 import { ask, type Verb, type WriteScope } from "../port.js";
@@ -213,7 +212,7 @@ export function* receiveDeferred(
   s: WriteScope,
   name: string,
   seqs: readonly number[],
-  maxBytes: number = RECEIVE_BODY_BUDGET,
+  maxBytes: number = ANSWER_BUDGET_BYTES,
 ): Verb<Message[]> {
   const q = yield* ask((o) => o.claim.queue(name));
   if (!q) throw new NotFoundError(QUEUE_NOT_FOUND);
@@ -234,7 +233,7 @@ export const PEEK_STEP_BYTES = 2 * 1024 * 1024;
 
 /**
  * `peek`: the rows in sequence order, every field but the lock token, within the answer's budget
- * (`maxBytes`, at most `RECEIVE_BODY_BUDGET`).
+ * (`maxBytes`, at most `ANSWER_BUDGET_BYTES`).
  * Each step reads on from the last row it kept; a message settled between two steps is simply not
  * in the answer, as it would not be in a later peek.
  */
@@ -243,7 +242,7 @@ export function* peek(
   state: MessageState | undefined,
   from: number,
   max: number,
-  maxBytes: number = RECEIVE_BODY_BUDGET,
+  maxBytes: number = ANSWER_BUDGET_BYTES,
 ): Verb<Message[]> {
   const out: Message[] = [];
   let left = maxBytes;

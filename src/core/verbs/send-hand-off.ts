@@ -1,6 +1,6 @@
 import type { Message } from "../../contract/types.js";
+import { ANSWER_BUDGET_BYTES } from "../answer-budget.js";
 import { leaseMs } from "../lease.js";
-import { RECEIVE_BODY_BUDGET } from "../limits.js";
 import { deliveredMessage } from "../message-row.js";
 import type { QueueRow } from "../queue-config.js";
 import { newLockToken } from "../tokens.js";
@@ -48,7 +48,7 @@ export function handOffOf(
   let bytes = 0;
   let floor = 0;
   for (const i of active) {
-    if (order.length >= claim.max || bytes >= RECEIVE_BODY_BUDGET) break;
+    if (order.length >= claim.max || bytes >= ANSWER_BUDGET_BYTES) break;
     const r = rows[i]!;
     const lease = leaseMs(r.m.lockDurationMs, q.lock_duration_ms, claim.capMs);
     locks[i] = { token: newLockToken(), lockedUntil: now + lease };

@@ -1,7 +1,6 @@
 import type { Broker } from "../../contract/broker.js";
 import type { OutgoingMessage } from "../../contract/types.js";
 import type { RequestOf, ResponseOf, RouteName } from "../../wire/index.js";
-import type { AnswerRoom } from "../answer-room.js";
 import type { AccessFields } from "../env.js";
 import type { ServerMetrics } from "../metrics.js";
 import type { Answer } from "../wire-list.js";
@@ -25,11 +24,6 @@ export interface RpcContext {
    * instead of leaving them locked until their lease lapses.
    */
   ifUndelivered(giveBack: () => void): void;
-  /**
-   * The room of this call's answer in the server's large-body budget (one per call, given back
-   * once the answer is written): an RPC that lists messages sizes its read by it.
-   */
-  answerRoom(): AnswerRoom;
 }
 
 /** A Send's request with its messages in the broker's form (prepared as they are decoded). */

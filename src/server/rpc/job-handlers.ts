@@ -68,7 +68,6 @@ export const jobHandlers: Pick<Handlers, JobRoutes> = {
   async receiveAny(req, ctx) {
     const queues = req.queues ?? [];
     ctx.note({ queue: queues.join(",") });
-    const room = ctx.answerRoom();
     const messages = await orEmptyOnStop(
       ctx,
       ctx.broker.receiveAny(queues, {
@@ -78,10 +77,9 @@ export const jobHandlers: Pick<Handlers, JobRoutes> = {
         ...(req.lock_duration_ms !== undefined &&
           req.lock_duration_ms !== null && { lockDurationMs: req.lock_duration_ms }),
         signal: ctx.signal,
-        maxBytes: () => room.reserve(req.max_bytes),
+        maxBytes: req.max_bytes ?? undefined,
       }),
     );
-    room.keep(messages);
     ctx.note({ msgs: messages.length, ...(messages.length === 0 && { quiet: true }) });
     giveBackIfUndelivered(ctx, messages, (m) => m.queue ?? "");
     return { messages: messages.map(messageToWire) };

@@ -72,7 +72,6 @@ async function receive(req: RequestOf<"receive">, ctx: RpcContext): Promise<Answ
   const queue = req.queue ?? "";
   ctx.note({ queue });
   let messages: Awaited<ReturnType<typeof ctx.broker.receive>>;
-  const room = ctx.answerRoom();
   try {
     messages = await ctx.broker.receive(queue, {
       maxMessages: req.max_messages ?? 0,
@@ -80,15 +79,13 @@ async function receive(req: RequestOf<"receive">, ctx: RpcContext): Promise<Answ
       mode: req.receive_mode === 1 ? "receive-and-delete" : "peek-lock",
       ...(req.receive_attempt_id && { attemptId: req.receive_attempt_id }),
       signal: ctx.signal,
-      // Sized when the messages are claimed, by the room the server has then.
-      maxBytes: () => room.reserve(req.max_bytes),
+      maxBytes: req.max_bytes ?? undefined,
     });
   } catch (err) {
     // A graceful stop wakes long-polls with an empty answer rather than an error.
     if (ctx.stopping.aborted && (err instanceof CancelledError || err instanceof ClosedError)) messages = [];
     else throw err;
   }
-  room.keep(messages);
   ctx.note({ msgs: messages.length, ...(messages.length === 0 && { quiet: true }) });
   giveBackIfUndelivered(ctx, messages, () => queue);
   return {
@@ -202,11 +199,9 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
   async receiveDeferred(req, ctx) {
     const queue = req.queue ?? "";
     ctx.note({ queue });
-    const room = ctx.answerRoom();
     const messages = await ctx.broker.receiveDeferred(queue, req.seq_numbers ?? [], {
-      maxBytes: room.reserve(req.max_bytes),
+      maxBytes: req.max_bytes ?? undefined,
     });
-    room.keep(messages);
     ctx.note({ msgs: messages.length });
     return { messages: new WireList(messages, messageToWire, messageJsonBytes) };
   },
@@ -222,14 +217,12 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
   async peek(req, ctx) {
     const queue = req.queue ?? "";
     ctx.note({ queue });
-    const room = ctx.answerRoom();
     const messages = await ctx.broker.peek(queue, {
       fromSeq: req.from_seq ?? 0,
       max: req.max ?? 0,
       ...(req.state && { state: req.state as never }),
-      maxBytes: room.reserve(req.max_bytes),
+      maxBytes: req.max_bytes ?? undefined,
     });
-    room.keep(messages);
     ctx.note({ msgs: messages.length });
     return { messages: new WireList(messages, messageToWire, messageJsonBytes) };
   },

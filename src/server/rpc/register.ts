@@ -16,13 +16,13 @@ import {
   rpcPath,
   SLICED_DECODE_BYTES,
 } from "../../wire/index.js";
-import { AnswerRoom } from "../answer-room.js";
+import { type RoomedBroker, withAnswerRooms } from "../answer-room.js";
 import type { AccessFields, ServerEnv, ServerState } from "../env.js";
 import { LargeBodyLimitError } from "../large-bodies.js";
 import { LongPollLimitError } from "../long-polls.js";
 import type { ServerMetrics } from "../metrics.js";
 import { MAX_REQUEST_BYTES } from "../options.js";
-import { answerJson, errorJson, note, whenWritten } from "../respond.js";
+import { answerJson, errorJson, note } from "../respond.js";
 import { adminHandlers } from "./admin-handlers.js";
 import type { Handler, Handlers, RpcContext } from "./context.js";
 import { flowHandlers } from "./flow-handlers.js";
@@ -41,6 +41,16 @@ const handlers: Handlers = {
 
 /** The routes whose handler takes a list in the broker's form, prepared as it is decoded. */
 const preparations: Partial<Record<RouteName, ListPreparation>> = { ...queuePreparations };
+
+/** The routes whose answers list messages (see `withAnswerRooms`). */
+const LISTS_MESSAGES: ReadonlySet<RouteName> = new Set([
+  "receive",
+  "receiveAny",
+  "receiveDeferred",
+  "peek",
+  "readTopic",
+  "leaseTopic",
+]);
 
 /** Long-polls: they end early when the client goes away or a graceful stop begins. */
 const LONG_POLLS: ReadonlySet<RouteName> = new Set(["receive", "receiveAny", "awaitSettled"]);
@@ -167,18 +177,15 @@ class RpcCall implements RpcContext {
   readonly maxMessageBytes: number | undefined;
   /** What `ifUndelivered` was given, run if the answer does not reach the client. */
   giveBacks: (() => void)[] | undefined;
-  /** The answer's room, once asked for. */
-  room: AnswerRoom | undefined;
-  private readonly largeBodies: ServerState["largeBodies"];
 
   constructor(
     private readonly c: Context<ServerEnv>,
     state: ServerState,
     readonly metrics: ServerMetrics,
     readonly signal: AbortSignal,
+    broker: ServerState["broker"],
   ) {
-    this.broker = state.brokerFor(c.get("principal"));
-    this.largeBodies = state.largeBodies;
+    this.broker = broker;
     this.stopping = state.stopping;
     this.auth = state.auth;
     this.maxMessageBytes = state.maxMessageBytes;
@@ -192,11 +199,6 @@ class RpcCall implements RpcContext {
     this.giveBacks ??= [];
     this.giveBacks.push(giveBack);
   }
-
-  answerRoom(): AnswerRoom {
-    this.room ??= new AnswerRoom(this.largeBodies);
-    return this.room;
-  }
 }
 
 function endpoint(
@@ -208,6 +210,7 @@ function endpoint(
   const handle = handlers[name] as Handler<RouteName>;
   const wantsSignal = LONG_POLLS.has(name);
   const prepare = preparations[name];
+  const lists = LISTS_MESSAGES.has(name);
   return async (c) => {
     let body: RequestBody | undefined;
     try {
@@ -220,7 +223,10 @@ function endpoint(
       const parks = wantsSignal && ((req as { wait_time_ms?: number | null }).wait_time_ms ?? 0) > 0;
       const slot = parks ? state.longPolls.park(c) : undefined;
       const linked = wantsSignal ? eitherSignal(c.req.raw.signal, state.stopping) : undefined;
-      const call = new RpcCall(c, state, metrics, linked?.signal ?? state.stopping);
+      const broker = state.brokerFor(c.get("principal"));
+      // An answer that lists messages takes its room in the large-body budget.
+      const rooms: RoomedBroker | undefined = lists ? withAnswerRooms(broker, state.largeBodies) : undefined;
+      const call = new RpcCall(c, state, metrics, linked?.signal ?? state.stopping, rooms?.broker ?? broker);
       try {
         const answer = answerJson(c, await handle(req as never, call));
         const giveBacks = call.giveBacks;
@@ -233,9 +239,7 @@ function endpoint(
       } finally {
         linked?.release();
         slot?.release();
-        // An answer within its allowance holds nothing: no need to wait for its write.
-        if (call.room?.holding) whenWritten(c, call.room.release);
-        else call.room?.release();
+        rooms?.releaseAfter(c);
       }
     } catch (err) {
       return errorJson(c, err, refusalHeaders(err));

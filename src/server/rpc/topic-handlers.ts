@@ -77,12 +77,10 @@ export const topicHandlers: Pick<Handlers, TopicRoutes> = {
 
   async readTopic(req, ctx) {
     ctx.note({ queue: req.name ?? "" });
-    const room = ctx.answerRoom();
     const messages = await ctx.broker.readTopic(req.topic ?? "", req.name ?? "", {
       ...(given(req.limit) && { limit: req.limit }),
-      maxBytes: room.reserve(req.max_bytes),
+      maxBytes: req.max_bytes ?? undefined,
     });
-    room.keep(messages);
     ctx.note({ msgs: messages.length });
     return { messages: messages.map(topicMessageToWire) };
   },
@@ -93,13 +91,11 @@ export const topicHandlers: Pick<Handlers, TopicRoutes> = {
 
   async leaseTopic(req, ctx) {
     ctx.note({ queue: req.name ?? "" });
-    const room = ctx.answerRoom();
     const messages = await ctx.broker.leaseTopic(req.topic ?? "", req.name ?? "", {
       ...(given(req.limit) && { limit: req.limit }),
       ...(given(req.visibility_ms) && { visibilityMs: req.visibility_ms }),
-      maxBytes: room.reserve(req.max_bytes),
+      maxBytes: req.max_bytes ?? undefined,
     });
-    room.keep(messages);
     ctx.note({ msgs: messages.length });
     return { messages: messages.map(topicMessageToWire) };
   },
