@@ -14,6 +14,8 @@ interface Load {
   name: string;
   /** Runs the load once (several requests); throws if an answer is not the expected one. */
   run: (post: Post) => Promise<void>;
+  /** What the load needs first, done before the probe starts (not measured). */
+  setup?: (post: Post) => Promise<void>;
 }
 
 const RPC = "/mqlite.v1.QueueService";
@@ -88,6 +90,18 @@ export const MAXIMAL: Load[] = [
       expect(200, await post(`${RPC}/Send`, bigSend()), "Send");
       if ((await completeAll(post, "stall")) < 10_000) throw new Error("fewer than 10,000 locked");
     },
+  },
+  {
+    name: "DeleteQueue of 80,000 messages (200 MB)",
+    setup: async (post) => {
+      for (let i = 0; i < 8; i++) expect(200, await post(`${RPC}/Send`, bigSend()), "Send");
+    },
+    run: async (post) =>
+      expect(
+        200,
+        await post("/mqlite.v1.AdminService/DeleteQueue", JSON.stringify({ name: "stall" })),
+        "DeleteQueue",
+      ),
   },
   {
     name: "Peek of 1 MiB messages (a 32 MiB answer)",
@@ -303,6 +317,7 @@ export async function measureStall(
   let worstAttack = 0;
   for (const load of [...HOSTILE, FLOOD, PEEK_FLOOD, ...MAXIMAL]) {
     const started = performance.now();
+    await load.setup?.(post);
     const { times, peakMb } = await probe(server.url, server.pid, () => load.run(post));
     const ms = performance.now() - started;
     await reset();
@@ -346,6 +361,7 @@ export async function measureStall(
   for (let r = 0; r < ROUNDS; r++) {
     keep(IDLE, (await probe(server.url, server.pid, () => sleep(2000))).times);
     for (const load of [...MAXIMAL, PEEK_FLOOD]) {
+      await load.setup?.(post);
       keep(load.name, (await probe(server.url, server.pid, () => load.run(post))).times);
       await reset();
     }
