@@ -104,6 +104,7 @@ import * as queues from "./verbs/queues.js";
 import * as records from "./verbs/records.js";
 import * as send from "./verbs/send.js";
 import { sendDebounced } from "./verbs/send-debounce.js";
+import { plainSend } from "./verbs/send-rows.js";
 import * as settle from "./verbs/settle.js";
 import * as subscriptions from "./verbs/subscriptions.js";
 import * as topics from "./verbs/topics.js";
@@ -231,7 +232,7 @@ export abstract class CoreBroker {
         signal,
         claim: () => this.dialect.write((w) => verb(w, max), { oneStatement, signal }),
         take: waitMs > 0 ? this.handOff(verb) : undefined,
-        plain: waitMs > 0 && oneStatement ? { max, capMs: 0 } : undefined,
+        plain: waitMs > 0 && oneStatement ? { max, capMs: 0, maxBytes: input.maxBytes } : undefined,
       });
     });
   }
@@ -262,7 +263,7 @@ export abstract class CoreBroker {
         take: waitMs > 0 ? this.handOff(verb) : undefined,
         plain:
           waitMs > 0 && oneStatement
-            ? { max: input.max, capMs: input.capMs, name: input.queues[0]! }
+            ? { max: input.max, capMs: input.capMs, name: input.queues[0]!, maxBytes: input.maxBytes }
             : undefined,
       });
     });
@@ -351,10 +352,32 @@ export abstract class CoreBroker {
     });
   }
 
-  /** Runs a validated send (a dialect may first try a faster way). */
+  /**
+   * Runs a validated send. A plain send (see `plainSend`) to a queue whose row the dialect has
+   * cached goes the short way (`sendFreshTo`): one statement, and the messages a parked receiver's
+   * claim would take stored locked for it. A long send, or a cached row found stale, goes the long
+   * way: the queue looked up in the transaction, a parked receiver claiming for itself.
+   */
   protected sendPrepared(queue: string, prepared: PreparedMessage[], at: send.SendAt): Promise<number[]> {
-    return this.sendWrite((w) => seqsOf(w, queue, prepared, at), prepared.length >= LONG_WRITE_ITEMS);
+    const long = prepared.length >= LONG_WRITE_ITEMS;
+    const cached = long ? undefined : this.cachedQueue(queue);
+    const theLongWay = () => this.sendWrite((w) => seqsOf(w, queue, prepared, at), long);
+    if (!cached || !plainSend(cached, prepared)) return theLongWay();
+    return this.sendFreshTo(cached, prepared, at).then((seqs) => {
+      if (seqs) return seqs;
+      this.forgetQueue(queue);
+      return theLongWay();
+    });
   }
+
+  /**
+   * The dialect's cached row of `queue` (no lookup), for a send that may go the short way. A
+   * dialect's `SendOps.insertFresh` stores nothing when the row is no longer current.
+   */
+  protected abstract cachedQueue(queue: string): QueueRow | undefined;
+
+  /** Drops the cached row of `queue` (it was found stale). */
+  protected abstract forgetQueue(queue: string): void;
 
   /**
    * A plain send (see `plainSend`) to a queue of a cached row, as one statement (`sendFresh`): when

@@ -1,4 +1,5 @@
 import { ClosedError } from "../contract/errors.js";
+import type { MaxBytes } from "../contract/types.js";
 import type { WriteContext } from "./write-context.js";
 
 /** A parked long-poll: resolves `true` when woken, `false` at its deadline or on abort. */
@@ -26,6 +27,8 @@ export interface PlainClaim {
   max: number;
   capMs: number;
   name?: string;
+  /** The most bytes of bodies and properties its answer takes (see `answerBytes`). */
+  maxBytes?: MaxBytes;
 }
 
 /** A parked receiver a sender holds while its statement runs (see `Waiters.hold`). */

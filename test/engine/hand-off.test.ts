@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import Database from "better-sqlite3";
 import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/open.js";
 import type { SqliteBroker } from "../../src/store/sqlite/sqlite-broker.js";
+import { tempDir } from "../support/temp.js";
 
 /** Counts the broker's write transactions (each flush of its writer is one). */
 function countTransactions(b: SqliteBroker): () => number {
@@ -61,7 +63,45 @@ describe("hand-off: a send claims for a parked receiver inside its own transacti
   });
 
   for (const how of ["receive", "receiveAny of one queue"] as const) {
-    it(`${how}: a hand-off claims no more than the send made claimable, and asks no one past them`, async () => {
+    it(`${how}: a send's own statement stores the rows locked for it, with no claim`, async () => {
+      const b = await broker();
+      const park = (waitMs: number) =>
+        how === "receive"
+          ? b.receive("q", { waitMs, maxMessages: 10 })
+          : b.receiveAny(["q"], { waitMs, maxMessages: 10 });
+      await b.send("q", { body: "caches the queue's row" });
+      await b.receive("q", { mode: "receive-and-delete" });
+      const first = park(5000);
+      const second = park(300);
+      await parked();
+      const claims = spyClaimsOfNextTransaction(b);
+      await b.send("q", [{ body: "a" }, { body: "b" }]);
+      const got = await first;
+      assert.deepEqual(
+        got.map((m) => [m.body.toString(), m.deliveryCount]),
+        [
+          ["a", 1],
+          ["b", 1],
+        ],
+      );
+      assert.deepEqual(claims, []);
+      assert.deepEqual(await second, []);
+      assert.deepEqual(
+        (await b.peek("q")).map((p) => [p.state, p.lockToken === undefined]),
+        [
+          ["locked", true],
+          ["locked", true],
+        ],
+      );
+      // Counted as locked when stored: Stats' kept counts agree with the rows.
+      const stats = await b.stats("q");
+      assert.equal(stats.locked, 2);
+      assert.equal(stats.active, 0);
+      for (const m of got) await b.complete("q", m.seqNumber, m.lockToken!);
+      await b.close();
+    });
+
+    it(`${how}: a hand-off in a transaction's commit claims no more than it made claimable, and asks no one past them`, async () => {
       const b = await broker();
       const park = (waitMs: number) =>
         how === "receive"
@@ -71,7 +111,7 @@ describe("hand-off: a send claims for a parked receiver inside its own transacti
       const second = park(300);
       await parked();
       const claims = spyClaimsOfNextTransaction(b);
-      await b.send("q", [{ body: "a" }, { body: "b" }]);
+      await b.tx((t) => t.send("q", [{ body: "a" }, { body: "b" }]));
       assert.deepEqual(
         (await first).map((m) => m.body.toString()),
         ["a", "b"],
@@ -84,6 +124,90 @@ describe("hand-off: a send claims for a parked receiver inside its own transacti
       await b.close();
     });
   }
+
+  it("a parked receive is handed no more than its max_bytes (the message that crosses it the last)", async () => {
+    const b = await broker();
+    await b.send("q", { body: "caches the queue's row" });
+    await b.receive("q", { mode: "receive-and-delete" });
+    const waiting = b.receive("q", { waitMs: 5000, maxMessages: 10, maxBytes: 150 });
+    await parked();
+    await b.send(
+      "q",
+      ["a", "b", "c"].map((c) => ({ body: c.repeat(100) })),
+    );
+    assert.deepEqual(
+      (await waiting).map((m) => m.body.toString()[0]),
+      ["a", "b"],
+    );
+    assert.deepEqual(
+      (await b.peek("q")).map((p) => p.state),
+      ["locked", "locked", "active"],
+    );
+    await b.close();
+  });
+
+  it("a send hands nothing over while an older claimable row would come first", async () => {
+    const b = await broker();
+    await b.send("q", { body: "caches the queue's row" });
+    await b.receive("q", { mode: "receive-and-delete" });
+    const waiting = b.receive("q", { waitMs: 5000, maxMessages: 10 });
+    await parked();
+    // A row no one announced (stored by the application's own SQL): the receiver is not woken.
+    await b.tx((t) => {
+      t.db
+        .prepare(
+          "INSERT INTO messages (queue, state, enqueued_at, visible_at, body) VALUES ('q', 'active', ?, ?, ?)",
+        )
+        .run(Date.now(), Date.now(), Buffer.from("older"));
+    });
+    await b.send("q", { body: "newer" });
+    assert.deepEqual(
+      (await waiting).map((m) => m.body.toString()),
+      ["older", "newer"],
+    );
+    await b.close();
+  });
+
+  it("a send hands its rows over when the older claimable rows have a lower priority", async () => {
+    const b = await broker();
+    await b.send("q", { body: "caches the queue's row" });
+    await b.receive("q", { mode: "receive-and-delete" });
+    const waiting = b.receive("q", { waitMs: 5000, maxMessages: 10 });
+    await parked();
+    await b.tx((t) => {
+      t.db
+        .prepare(
+          "INSERT INTO messages (queue, state, priority, enqueued_at, visible_at, body) VALUES ('q', 'active', 3, ?, ?, ?)",
+        )
+        .run(Date.now(), Date.now(), Buffer.from("older, priority 3"));
+    });
+    await b.send("q", { body: "newer, priority 5", priority: 5 });
+    assert.deepEqual(
+      (await waiting).map((m) => m.body.toString()),
+      ["newer, priority 5"],
+    );
+    await b.close();
+  });
+
+  it("a send whose cached queue row another connection changed before its transaction goes the long way", async () => {
+    const tmp = tempDir();
+    const file = tmp.file("stale.db");
+    const b = await openBroker(file, { background: false, logger: silentLogger });
+    await b.createQueue("q");
+    await b.send("q", { body: "caches the queue's row" });
+    await b.receive("q", { mode: "receive-and-delete" });
+    const other = new Database(file);
+    // The send reads the cached row now; its transaction begins on a later turn, after the change.
+    const sent = b.send("q", { body: "x" });
+    other.prepare("UPDATE queues SET default_ttl_ms = 60000 WHERE name = 'q'").run();
+    const [seq] = await sent;
+    const [m] = await b.peek("q");
+    assert.equal(m?.seqNumber, seq);
+    assert.ok(m?.expiresAt !== undefined && m.expiresAt > Date.now(), "the new config's TTL applies");
+    other.close();
+    await b.close();
+    tmp.cleanup();
+  });
 
   it("takes at most max_messages; the rest stay active for others", async () => {
     const b = await broker();

@@ -57,6 +57,10 @@ describe("shaped row inserts", () => {
         unique_key: null,
         topic: null,
         subscription: null,
+        lock_token: null,
+        locked_until: 0,
+        delivery_count: 0,
+        delivered_at: 0,
         ...over,
       };
       return INSERT_COLUMNS.map((c) => base[c]);
@@ -74,6 +78,14 @@ describe("shaped row inserts", () => {
         row(2, { queue: "r", message_id: "m2" }),
         row(3, { expires_at: 500, properties: '{"k":"v"}', state: "scheduled", visible_at: 200 }),
         row(4, { topic: "t", subscription: "sub", max_deliveries: 2, lock_duration_ms: 9 }),
+        // handed to a parked receiver: stored locked for it, delivered once
+        row(5, {
+          state: "locked",
+          lock_token: "tok",
+          locked_until: 30_100,
+          delivery_count: 1,
+          delivered_at: 100,
+        }),
       ],
     ];
     const read = db.prepare(`SELECT ${INSERT_COLUMNS.join(", ")} FROM messages WHERE id = ?`);
@@ -100,6 +112,7 @@ describe("shaped row inserts", () => {
     assert.deepEqual(counted, full);
     assert.deepEqual(full, [
       { queue: "q", state: "active", n: 11 },
+      { queue: "q", state: "locked", n: 1 },
       { queue: "q", state: "scheduled", n: 1 },
       { queue: "r", state: "active", n: 1 },
     ]);

@@ -1,5 +1,5 @@
 import type { Message } from "../../contract/types.js";
-import { ANSWER_BUDGET_BYTES } from "../answer-budget.js";
+import { answerBytes } from "../answer-budget.js";
 import { leaseMs } from "../lease.js";
 import { deliveredMessage } from "../message-row.js";
 import type { QueueRow } from "../queue-config.js";
@@ -29,8 +29,8 @@ export interface HandOff {
 
 /**
  * What `claim` would take of `rows` (all new, of `q`): the active ones in delivery order (priority,
- * then seq), up to its `max`, stopping after the row whose body and properties cross the answer
- * budget, each with its own token and the lease a claim gives. Undefined when none is active.
+ * then seq), up to its `max`, stopping after the row whose body and properties cross its answer
+ * budget (`maxBytes`), each with its own token and the lease a claim gives. Undefined when none is active.
  */
 export function handOffOf(
   q: QueueRow,
@@ -43,12 +43,13 @@ export function handOffOf(
   if (active.length === 0) return undefined;
   // Stable: rows of one priority keep their order, as their seqs will.
   if (active.length > 1) active.sort((a, b) => rows[b]!.priority - rows[a]!.priority);
+  const budget = answerBytes(claim.maxBytes);
   const locks: (RowLock | undefined)[] = new Array(rows.length);
   const order: number[] = [];
   let bytes = 0;
   let floor = 0;
   for (const i of active) {
-    if (order.length >= claim.max || bytes >= ANSWER_BUDGET_BYTES) break;
+    if (order.length >= claim.max || bytes >= budget) break;
     const r = rows[i]!;
     const lease = leaseMs(r.m.lockDurationMs, q.lock_duration_ms, claim.capMs);
     locks[i] = { token: newLockToken(), lockedUntil: now + lease };

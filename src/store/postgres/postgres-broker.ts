@@ -12,9 +12,9 @@ import type { Loops } from "../../core/loops.js";
 import { type PreparedMessage, prepareMessages } from "../../core/outgoing.js";
 import { pingMsSince } from "../../core/ping.js";
 import { type Dialect, type Effects, runAsync, type Verb, type WriteScope } from "../../core/port.js";
+import type { QueueRow } from "../../core/queue-config.js";
 import { recoverLeases } from "../../core/verbs/maintenance.js";
 import { type SendAt, type Sent, sendAt, send as sendVerb } from "../../core/verbs/send.js";
-import { plainSend } from "../../core/verbs/send-rows.js";
 import { Waiters } from "../../core/waiters.js";
 import { VERSION } from "../../version.js";
 import { type Conn, Db } from "./db.js";
@@ -327,23 +327,15 @@ export class PostgresBroker extends CoreBroker implements Broker {
   // --- sending ----------------------------------------------------------------------------------
 
   /**
-   * A send to a cached standard queue that needs no lock goes as one guarded statement without
-   * BEGIN/COMMIT (handing its messages to a receiver parked here, see `sendFreshTo`); a stale row
-   * (the queue changed) sends again the long way.
+   * A cached row is current while its config version is (`SendOps.insertFresh` guards on it): a
+   * send to it goes as one guarded statement without BEGIN/COMMIT.
    */
-  protected override async sendPrepared(
-    queue: string,
-    prepared: PreparedMessage[],
-    at: SendAt,
-  ): Promise<number[]> {
-    const name = pgName(queue);
-    const cached = this.queues.cached(name);
-    if (cached && plainSend(cached, prepared)) {
-      const seqs = await this.sendFreshTo(cached, prepared, at);
-      if (seqs) return seqs;
-      this.queues.forget(name);
-    }
-    return super.sendPrepared(queue, prepared, at);
+  protected cachedQueue(queue: string): QueueRow | undefined {
+    return this.queues.cached(pgName(queue));
+  }
+
+  protected forgetQueue(queue: string): void {
+    this.queues.forget(pgName(queue));
   }
 
   /**

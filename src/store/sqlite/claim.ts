@@ -19,7 +19,8 @@ import type { QueueRegistry } from "./queue-registry.js";
 const blockedBy = (sameLine: string, state: string) =>
   `EXISTS (SELECT 1 FROM messages b WHERE b.queue = m.queue ${sameLine} AND b.state = '${state}' AND b.id < m.id)`;
 
-const claimable =
+/** A row `m` a claim may take from `@queue` at `@now`, before the ordering rules (also the send's hand-off check). */
+export const claimable =
   "m.queue = @queue AND m.state = 'active' AND m.visible_at <= @now AND (m.expires_at = 0 OR m.expires_at > @now)";
 
 /**

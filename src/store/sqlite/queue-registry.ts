@@ -43,6 +43,11 @@ export class QueueRegistry {
     return row;
   }
 
+  /** The cached row, if any (no lookup): a send's short way (see `SqliteSendOps.insertFresh`). */
+  cached(name: string): QueueRow | undefined {
+    return this.cache.get(name);
+  }
+
   /** The queue's row, or `NotFoundError`. */
   require(name: string): QueueRow {
     const row = this.get(name);

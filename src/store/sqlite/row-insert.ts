@@ -24,6 +24,11 @@ export const INSERT_COLUMNS = [
   "unique_key",
   "topic",
   "subscription",
+  // A row a send hands to a parked receiver is stored locked for it (see `HandOff`).
+  "lock_token",
+  "locked_until",
+  "delivery_count",
+  "delivered_at",
 ] as const;
 
 export const COLUMN_COUNT = INSERT_COLUMNS.length;
@@ -39,6 +44,7 @@ const DEFAULTS: readonly unknown[] = INSERT_COLUMNS.map((c) => {
   if (c === "queue" || c === "state" || c === "enqueued_at" || c === "body") return undefined;
   if (c === "priority" || c === "visible_at" || c === "expires_at") return 0;
   if (c === "max_deliveries" || c === "lock_duration_ms") return 0;
+  if (c === "locked_until" || c === "delivery_count" || c === "delivered_at") return 0;
   return null;
 });
 

@@ -2,7 +2,9 @@ import type { Statement } from "better-sqlite3";
 import type { PreparedMessage } from "../../core/outgoing.js";
 import type { QueueRow } from "../../core/queue-config.js";
 import type { FreshRows, Route, SendOps } from "../../core/verbs/send.js";
+import type { HandOff, RowLock } from "../../core/verbs/send-hand-off.js";
 import type { DedupHit, DedupKey, NewRow } from "../../core/verbs/send-rows.js";
+import { claimable } from "./claim.js";
 import type { SqliteDatabase } from "./database.js";
 import type { QueueCounter } from "./queue-counter.js";
 import type { QueueRegistry } from "./queue-registry.js";
@@ -16,6 +18,19 @@ import type { TopicLog } from "./topic-log.js";
  * SQLite; 64 rows per statement take that back.
  */
 const ROWS_PER_STATEMENT = 64;
+
+/**
+ * Whether a claimable row of `@queue` has priority `@floor` or more: a parked receiver's claim would
+ * take it before a send's new rows. Two seeks, as the claim's own arms: the partial index of
+ * prioritized rows, and for a floor of 0 or less the per-state index's priority-0 rows.
+ */
+const CLAIMABLE_FROM = `
+  SELECT 1 FROM (SELECT 1 FROM messages m INDEXED BY idx_msg_claim_priority
+                 WHERE m.priority <> 0 AND m.priority >= @floor AND ${claimable} LIMIT 1)
+  UNION ALL
+  SELECT 1 FROM (SELECT 1 FROM messages m INDEXED BY idx_msg_queue_state
+                 WHERE @floor <= 0 AND m.priority = 0 AND ${claimable} LIMIT 1)
+  LIMIT 1`;
 
 /**
  * The send statements (and debounce windows' statements) on SQLite, inside the caller's write transaction. One writer at a time holds
@@ -32,6 +47,7 @@ export class SqliteSendOps implements SendOps {
   private readonly move: Statement;
   private readonly moveWithBody: Statement;
   private readonly open: Statement;
+  private readonly claimableFrom: Statement;
 
   constructor(
     db: SqliteDatabase,
@@ -61,6 +77,7 @@ export class SqliteSendOps implements SendOps {
       `SELECT w.seq AS seq, w.opened_at AS openedAt FROM debounce_windows w JOIN messages m ON m.id = w.seq
        WHERE w.queue = ? AND w.key = ? AND m.state = 'scheduled' AND m.delivery_count = 0`,
     );
+    this.claimableFrom = db.prepare(CLAIMABLE_FROM).pluck();
     this.move = db.prepare("UPDATE messages SET visible_at = ? WHERE id = ?");
     this.moveWithBody = db.prepare("UPDATE messages SET visible_at = ?, body = ? WHERE id = ?");
     this.open = db.prepare(
@@ -111,13 +128,13 @@ export class SqliteSendOps implements SendOps {
     return seq;
   }
 
-  insertMany(rows: readonly NewRow[]): number[] {
+  insertMany(rows: readonly NewRow[], locks?: readonly (RowLock | undefined)[]): number[] {
     const out: number[] = new Array(rows.length);
     for (let from = 0; from < rows.length; from += ROWS_PER_STATEMENT) {
       const n = Math.min(ROWS_PER_STATEMENT, rows.length - from);
       // Sized up front: growing an array row by row cost more than writing the rows.
       const values: unknown[] = new Array(n * COLUMN_COUNT);
-      for (let i = 0; i < n; i++) writeRow(values, i * COLUMN_COUNT, rows[from + i]!);
+      for (let i = 0; i < n; i++) writeRow(values, i * COLUMN_COUNT, rows[from + i]!, locks?.[from + i]);
       const last = this.rows.run(values, n);
       // One statement's rows take consecutive ids.
       for (let i = 0; i < n; i++) out[from + i] = last - n + 1 + i;
@@ -125,9 +142,17 @@ export class SqliteSendOps implements SendOps {
     return out;
   }
 
-  /** The cached row is always current here: the writer drops the caches on another's commit. */
-  insertFresh(_queue: QueueRow, rows: readonly NewRow[]): FreshRows {
-    return { ids: this.insertMany(rows), handed: false };
+  /**
+   * The caller read `queue` from the cache before this transaction began. The writer drops the
+   * cache when another connection has committed, and a write of this process that changes a queue
+   * forgets its row: the row found now is another object when the caller's copy is stale.
+   */
+  insertFresh(queue: QueueRow, rows: readonly NewRow[], h?: HandOff): FreshRows | undefined {
+    if (this.queues.get(queue.name) !== queue) return undefined;
+    const now = rows[0]!.enqueuedAt;
+    const handed =
+      h !== undefined && this.claimableFrom.get({ queue: queue.name, now, floor: h.floor }) === undefined;
+    return { ids: this.insertMany(rows, handed ? h.locks : undefined), handed };
   }
 
   appendLog(topic: string, m: PreparedMessage, now: number, expiresAt: number): number {
@@ -154,11 +179,14 @@ export class SqliteSendOps implements SendOps {
   }
 }
 
-/** Writes one row's values (in `INSERT_COLUMNS` order) at `at`. */
-function writeRow(values: unknown[], at: number, r: NewRow): void {
+/**
+ * Writes one row's values (in `INSERT_COLUMNS` order) at `at`; with `lock`, as a row handed to a
+ * parked receiver: locked for it, delivered once, at the send's time.
+ */
+function writeRow(values: unknown[], at: number, r: NewRow, lock?: RowLock): void {
   const m = r.m;
   values[at] = r.queue.name;
-  values[at + 1] = r.state;
+  values[at + 1] = lock ? "locked" : r.state;
   values[at + 2] = r.priority;
   values[at + 3] = r.visibleAt;
   values[at + 4] = r.enqueuedAt;
@@ -176,4 +204,8 @@ function writeRow(values: unknown[], at: number, r: NewRow): void {
   values[at + 16] = m.uniqueKey;
   values[at + 17] = r.origin?.topic ?? null;
   values[at + 18] = r.origin?.subscription ?? null;
+  values[at + 19] = lock ? lock.token : null;
+  values[at + 20] = lock ? lock.lockedUntil : 0;
+  values[at + 21] = lock ? 1 : 0;
+  values[at + 22] = lock ? r.enqueuedAt : 0;
 }

@@ -22,6 +22,7 @@ import {
   type Verb,
   type WriteScope,
 } from "../../core/port.js";
+import type { QueueRow } from "../../core/queue-config.js";
 import type { Claimed } from "../../core/verbs/claim.js";
 import { recoverLeases } from "../../core/verbs/maintenance.js";
 import { type SendAt, type Sent, sendAt, send as sendVerb } from "../../core/verbs/send.js";
@@ -325,6 +326,14 @@ export class SqliteBroker extends CoreBroker implements Broker {
   }
 
   // --- sending ----------------------------------------------------------------------------------
+
+  protected cachedQueue(queue: string): QueueRow | undefined {
+    return this.queues.cached(queue);
+  }
+
+  protected forgetQueue(queue: string): void {
+    this.queues.forget(queue);
+  }
 
   /** Runs the send verb inside a write (the embedded `tx` and the flow and debounce verbs). */
   private sendIn(
