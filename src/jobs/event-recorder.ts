@@ -55,6 +55,15 @@ function rowData(g: Gathered): string {
   return g.rest === "{}" ? `{${ids}}` : `{${ids},${g.rest.slice(1)}`;
 }
 
+/** Whether no value of the event is an object (each a string, number, boolean, null or undefined). */
+function flat(event: Record<string, unknown>): boolean {
+  for (const key in event) {
+    const v = event[key];
+    if (typeof v === "object" && v !== null) return false;
+  }
+  return true;
+}
+
 /**
  * Copies this process's job events into the broker's event log, where `QueueEvents` in any process
  * reads them. Events are gathered for `FLUSH_DELAY_MS` and appended together (one write for a
@@ -62,6 +71,8 @@ function rowData(g: Gathered): string {
  */
 export class EventRecorder {
   private buffer: Gathered[] = [];
+  /** Events recorded since the last fold, as emitted (see `record`). */
+  private pending: { type: SharedEvent; event: Record<string, unknown> }[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -73,6 +84,28 @@ export class EventRecorder {
 
   private record(type: SharedEvent, payload: QueueEventMap[SharedEvent]): void {
     const event = payload as unknown as Record<string, unknown>;
+    // Folding an event into the rows (taking it apart, writing it as JSON) waits for the flush: it
+    // is off the path of the job that emitted it (`job.started` comes just before its handler
+    // runs). An event that carries an object is folded at once, with what came before it: the
+    // object could change before the flush.
+    this.pending.push({ type, event });
+    if (!flat(event)) this.fold();
+    if (!this.timer) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        void this.flush();
+      }, FLUSH_DELAY_MS);
+    }
+  }
+
+  /** Folds the pending events into the gathered rows, in the order they came. */
+  private fold(): void {
+    const pending = this.pending;
+    this.pending = [];
+    for (const { type, event } of pending) this.add(type, event);
+  }
+
+  private add(type: SharedEvent, event: Record<string, unknown>): void {
     const last = this.buffer.at(-1);
     // A burst (the enqueues of one batch): the event joins the run without being taken apart and
     // written as JSON again, which cost a sixth of a batch enqueue.
@@ -101,12 +134,6 @@ export class EventRecorder {
     } else {
       this.buffer.push({ type, rest, fields, jobIds: [], bytes: 0 });
     }
-    if (!this.timer) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        void this.flush();
-      }, FLUSH_DELAY_MS);
-    }
   }
 
   /**
@@ -132,6 +159,7 @@ export class EventRecorder {
   flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.fold();
     const batch: EventInput[] = this.buffer.map((g) => ({ type: g.type, data: rowData(g) }));
     this.buffer = [];
     if (batch.length > 0) {
