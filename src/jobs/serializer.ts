@@ -37,6 +37,12 @@ const EMPTY = new Uint8Array(0);
  */
 const VERBATIM = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
 
+/**
+ * A string of printable ASCII with nothing to escape: copied as it is, and its JSON is the same
+ * bytes in Latin-1 as in UTF-8, so the call is written with a plain copy instead of UTF-8 encoding.
+ */
+const ASCII_VERBATIM = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
 /** The default: JSON (so same-language only: no Dates, BigInts or Buffers round-trip). `undefined` is empty bytes. */
 export class JsonSerializer implements Serializer {
   readonly contentType = "application/json";
@@ -59,15 +65,21 @@ export class JsonSerializer implements Serializer {
     // A subclass that writes values its own way writes calls its own way too.
     if (this.serialize !== JsonSerializer.prototype.serialize) return this.serialize(args);
     let json = "[";
+    let ascii = true;
     for (let i = 0; i < args.length; i++) {
       const v = args[i];
       let piece: string;
-      if (typeof v === "string") piece = VERBATIM.test(v) ? `"${v}"` : JSON.stringify(v);
-      else if (typeof v === "number" || typeof v === "boolean" || v === null) piece = JSON.stringify(v);
+      if (typeof v === "string") {
+        if (ASCII_VERBATIM.test(v)) piece = `"${v}"`;
+        else {
+          ascii = false;
+          piece = VERBATIM.test(v) ? `"${v}"` : JSON.stringify(v);
+        }
+      } else if (typeof v === "number" || typeof v === "boolean" || v === null) piece = JSON.stringify(v);
       else return this.serialize(args);
       json += i === 0 ? piece : `,${piece}`;
     }
-    return Buffer.from(`${json}]`, "utf8");
+    return Buffer.from(`${json}]`, ascii ? "latin1" : "utf8");
   }
 
   deserialize(bytes: Uint8Array): unknown {

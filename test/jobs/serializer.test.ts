@@ -20,9 +20,15 @@ describe("JsonSerializer: calls", () => {
       [0, -0, 1.5, -2e-7, 1e21, Number.NaN, Number.POSITIVE_INFINITY, Number.MAX_SAFE_INTEGER],
       [true, false, null],
       ["mixed", 1, null, true],
+      // printable ASCII (written with a plain copy), then Latin-1 range characters that must not be
+      [Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join("")],
+      ["ascii first", "then \u00ff and \u0080", "ascii after"],
+      ["\u00e9"],
+      ["ascii", 7, "\u007f"],
     ];
     for (const args of calls) {
       assert.equal(text(args), JSON.stringify(args), JSON.stringify(args));
+      assert.ok(Buffer.from(serializeCall(json, args)).equals(Buffer.from(JSON.stringify(args), "utf8")));
       assert.deepEqual(deserializeCall(json, serializeCall(json, args)), JSON.parse(JSON.stringify(args)));
     }
   });
