@@ -4,30 +4,37 @@ type Listener<E extends keyof QueueEventMap> = (payload: QueueEventMap[E]) => vo
 
 /** Typed, synchronous events; a throwing listener never breaks the worker (its error is dropped). */
 export class QueueEventBus {
-  private readonly listeners = new Map<keyof QueueEventMap, Set<Listener<never>>>();
+  /**
+   * Each event's listeners, in the order they were added. A list is replaced, never changed, when
+   * a listener is added or removed: an emit goes through the list as it was when it began (a
+   * listener that removes itself or adds another does not disturb it), without copying it.
+   */
+  private readonly listeners = new Map<keyof QueueEventMap, readonly Listener<never>[]>();
 
   on<E extends keyof QueueEventMap>(event: E, listener: Listener<E>): void {
-    let set = this.listeners.get(event);
-    if (!set) {
-      set = new Set();
-      this.listeners.set(event, set);
+    const list = this.listeners.get(event) ?? [];
+    if (!list.includes(listener as Listener<never>)) {
+      this.listeners.set(event, [...list, listener as Listener<never>]);
     }
-    set.add(listener as Listener<never>);
   }
 
   off<E extends keyof QueueEventMap>(event: E, listener: Listener<E>): void {
-    this.listeners.get(event)?.delete(listener as Listener<never>);
+    const list = this.listeners.get(event);
+    if (!list?.includes(listener as Listener<never>)) return;
+    const rest = list.filter((l) => l !== listener);
+    if (rest.length > 0) this.listeners.set(event, rest);
+    else this.listeners.delete(event);
   }
 
   /** True when someone listens (lets hot paths skip building payloads). */
   has(event: keyof QueueEventMap): boolean {
-    return (this.listeners.get(event)?.size ?? 0) > 0;
+    return this.listeners.has(event);
   }
 
   emit<E extends keyof QueueEventMap>(event: E, payload: QueueEventMap[E]): void {
-    const set = this.listeners.get(event);
-    if (!set) return;
-    for (const l of [...set]) {
+    const list = this.listeners.get(event);
+    if (!list) return;
+    for (const l of list) {
       try {
         (l as Listener<E>)(payload);
       } catch {

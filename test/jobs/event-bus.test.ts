@@ -1,0 +1,53 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { QueueEventBus } from "../../src/jobs/events.js";
+
+const payload = { jobId: "1", taskName: "t", queue: "q" };
+
+describe("QueueEventBus", () => {
+  it("calls each listener once, in the order added, whatever a listener throws", () => {
+    const bus = new QueueEventBus();
+    const calls: string[] = [];
+    const a = () => calls.push("a");
+    bus.on("job.enqueued", a);
+    bus.on("job.enqueued", a);
+    bus.on("job.enqueued", () => {
+      calls.push("b");
+      throw new Error("an observer's failure is its own");
+    });
+    bus.on("job.enqueued", () => calls.push("c"));
+    bus.emit("job.enqueued", payload);
+    assert.deepEqual(calls, ["a", "b", "c"]);
+  });
+
+  it("an emit goes through the listeners as they were when it began", () => {
+    const bus = new QueueEventBus();
+    const calls: string[] = [];
+    const late = () => calls.push("late");
+    const once = () => {
+      calls.push("once");
+      bus.off("job.enqueued", once);
+      bus.on("job.enqueued", late);
+    };
+    bus.on("job.enqueued", once);
+    bus.on("job.enqueued", () => calls.push("second"));
+    bus.emit("job.enqueued", payload);
+    assert.deepEqual(calls, ["once", "second"]);
+    bus.emit("job.enqueued", payload);
+    assert.deepEqual(calls, ["once", "second", "second", "late"]);
+  });
+
+  it("has() says whether anyone listens, until the last listener leaves", () => {
+    const bus = new QueueEventBus();
+    const a = () => {};
+    const b = () => {};
+    assert.equal(bus.has("job.started"), false);
+    bus.on("job.started", a);
+    bus.on("job.started", b);
+    bus.off("job.started", a);
+    assert.equal(bus.has("job.started"), true);
+    bus.off("job.started", a);
+    bus.off("job.started", b);
+    assert.equal(bus.has("job.started"), false);
+  });
+});
