@@ -5,7 +5,8 @@
 // and the job face (enqueue, drain at concurrency 1/4/16) through the remote client.
 // First, on a server of its own: `/healthz` while maximal requests run and the server's memory
 // through every hostile request (bench/_stall.ts); `--stall` measures only that.
-// Env: BENCH_DURATION (s per autocannon round, default 3), BENCH_MS, BENCH_JOBS, MQLITE_SYNC.
+// Env: BENCH_DURATION (s per autocannon round, default 3), BENCH_MS, BENCH_JOBS, MQLITE_SYNC,
+// BENCH_GLIBC_DEFAULTS (1: the server without `npm start`'s MALLOC_MMAP_THRESHOLD_).
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
@@ -83,8 +84,13 @@ async function serveBoth(): Promise<void> {
 }
 
 function startChild(): Promise<{ child: ChildProcess; urls: { mqlite: string; bare: string } }> {
+  // The server runs as `npm start` runs it: glibc returning freed large buffers to the system
+  // (docs/serving.md#memory). BENCH_GLIBC_DEFAULTS=1 leaves the C library's defaults.
+  const env = { ...process.env };
+  if (process.env.BENCH_GLIBC_DEFAULTS !== "1") env.MALLOC_MMAP_THRESHOLD_ ??= "131072";
   const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), "--serve"], {
     stdio: ["ignore", "pipe", "inherit"],
+    env,
   });
   return new Promise((resolve, reject) => {
     let out = "";

@@ -270,6 +270,25 @@ function npmStart(db: string, port: number): Running {
   });
 }
 
+/** The environment of the server process `npm start` started on `port` (Linux: /proc). */
+function serverEnvironment(port: number): Map<string, string> {
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    let cmdline: string;
+    let environ: string;
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      environ = readFileSync(`/proc/${pid}/environ`, "utf8");
+    } catch {
+      continue; // gone meanwhile, or not ours to read
+    }
+    const env = new Map(
+      environ.split("\0").map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+    );
+    if (cmdline.includes("dist/cli/main.js") && env.get("MQLITE_ADDR") === `127.0.0.1:${port}`) return env;
+  }
+  throw new Error(`no server process on port ${port}`);
+}
+
 async function ready(running: Running, port: number): Promise<string> {
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 3 * MINUTE; // prestart may rebuild dist/ first
@@ -315,6 +334,8 @@ describe("npm start", () => {
     let unknown = 0;
     try {
       const url = await ready(first, port);
+      // The server runs with glibc returning freed large buffers (docs/serving.md#memory).
+      assert.equal(serverEnvironment(port).get("MALLOC_MMAP_THRESHOLD_"), "131072");
       await rpc(url, "secret", "AdminService/CreateQueue", { name: "orders" });
       for (let i = 0; i < 10; i++) {
         const body = `settled-${i}`;
