@@ -62,6 +62,8 @@ export function createServerApp(
     largeBodies: new LargeBodyBudget(
       options.maxLargeBodyBytes ?? DEFAULT_MAX_LARGE_BODY_BYTES,
       options.largeBodyWaitMs ?? DEFAULT_LARGE_BODY_WAIT_MS,
+      options.largeBodyMinBytesPerSecond,
+      options.largeBodyGraceMs,
     ),
     mcpAllowedHosts: [],
   };

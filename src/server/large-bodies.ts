@@ -3,10 +3,24 @@ import { CancelledError, ResourceExhaustedError } from "../contract/errors.js";
 /** Seconds a large body refused for want of room is told to wait (`Retry-After`). */
 export const LARGE_BODY_RETRY_AFTER_S = 1;
 
+/** The slowest a large body holding room may arrive by default: 1 MiB/s (a 32 MiB body: 37 s). */
+export const DEFAULT_MIN_BYTES_PER_SECOND = 2 ** 20;
+/** Time a large body holding room has before its rate counts. */
+export const DEFAULT_ARRIVAL_GRACE_MS = 5_000;
+
+/** The longest a Node timer waits (a longer one fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** A large body that found no room in the budget within the wait: 429 `resource_exhausted` with `Retry-After`. */
 export class LargeBodyLimitError extends ResourceExhaustedError {
   readonly retryAfterS = LARGE_BODY_RETRY_AFTER_S;
 }
+
+/**
+ * A large body that did not arrive in time once it held its room (see `LargeBodyBudget.arrivalMs`):
+ * 429 `resource_exhausted`, and the connection closes with the rest of the body unread.
+ */
+export class LargeBodyTooSlowError extends LargeBodyLimitError {}
 
 interface Waiter {
   bytes: number;
@@ -28,7 +42,24 @@ export class LargeBodyBudget {
     /** The budget; at least one maximal body (a larger body is counted as the whole budget). */
     readonly limit: number,
     readonly maxWaitMs: number,
+    /** The slowest a body holding room may arrive, on average after `graceMs` (see `arrivalMs`). */
+    readonly minBytesPerSecond = DEFAULT_MIN_BYTES_PER_SECOND,
+    readonly graceMs = DEFAULT_ARRIVAL_GRACE_MS,
   ) {}
+
+  /**
+   * How long a body of `bytes` may take to arrive once it holds its room: `graceMs`, plus its size
+   * at `minBytesPerSecond`. Without it a client that declares 32 MiB and sends a byte now and then
+   * held the whole budget until the request timeout (60 s), every other large body waiting.
+   */
+  arrivalMs(bytes: number): number {
+    // A rate that is not a positive number sets no bound (a timer cannot wait longer than this).
+    if (!(this.minBytesPerSecond > 0)) return MAX_TIMER_MS;
+    return Math.min(
+      MAX_TIMER_MS,
+      Math.max(0, this.graceMs) + Math.ceil((bytes / this.minBytesPerSecond) * 1000),
+    );
+  }
 
   /** Bytes taken by bodies being read or decoded now. */
   get inUse(): number {

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Context, Hono } from "hono";
 import { createMcpServer } from "../mcp/registry.js";
@@ -56,9 +57,18 @@ export function registerMcpRoute(app: Hono<ServerEnv>, state: ServerState): void
       if (err instanceof LargeBodyLimitError) return busy(err);
       throw err;
     }
+    // A body that does not arrive in time once let in (see `LargeBodyBudget.arrivalMs`): its
+    // connection is cut, which ends the transport's read of it.
+    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+    const late = release
+      ? setTimeout(() => {
+          if (incoming && !incoming.readableEnded) incoming.destroy();
+        }, state.largeBodies.arrivalMs(bytes))
+      : undefined;
     try {
       return await answer(c, state);
     } finally {
+      clearTimeout(late);
       release?.();
     }
   });

@@ -56,6 +56,14 @@ export interface ServerOptions {
   /** How long a large body waits for room in `maxLargeBodyBytes` before a 429 with `Retry-After`. Default 10 s. */
   largeBodyWaitMs?: number;
   /**
+   * The slowest a large body may arrive once it holds its room, in bytes per second after
+   * `largeBodyGraceMs`: one that takes longer than the grace plus its size at this rate is refused
+   * (429, the connection closed). Default 1 MiB/s (a 32 MiB body has 37 s).
+   */
+  largeBodyMinBytesPerSecond?: number;
+  /** Time a large body holding room has before `largeBodyMinBytesPerSecond` counts. Default 5 s. */
+  largeBodyGraceMs?: number;
+  /**
    * More `Host` names a loopback server answers to, besides `localhost`, loopback addresses and
    * the bound address (a request naming any other host is refused 403: DNS rebinding).
    */

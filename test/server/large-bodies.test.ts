@@ -25,34 +25,50 @@ function largeSend(queue: string, tag: string, n = 200): string {
   });
 }
 
+interface Answer {
+  status: number;
+  /** The answer's head (status line and headers) and body. */
+  head: string;
+  text: string;
+}
+
 interface Held {
-  /** Sends the rest of the body; resolves with the answer's status line and body. */
-  finish(): Promise<{ status: number; text: string }>;
+  /** Sends the rest of the body; resolves with the answer. */
+  finish(): Promise<Answer>;
+  /** The answer, without sending more of the body. */
+  answered: Promise<Answer>;
+  /** Resolves once the connection has closed. */
+  closed: Promise<void>;
   socket: Socket;
 }
 
 /** A request whose headers and first KiB are sent, the rest held back until `finish`. */
-function holdRequest(url: string, body: string, chunked = false): Promise<Held> {
+function holdRequest(url: string, body: string, chunked = false, path = SEND): Promise<Held> {
   const { port } = new URL(url);
   const bytes = Buffer.from(body);
   return new Promise((resolve, reject) => {
     const socket = netConnect(Number(port), "127.0.0.1");
     let text = "";
-    let answered: ((a: { status: number; text: string }) => void) | undefined;
+    let answer!: (a: Answer) => void;
+    const answered = new Promise<Answer>((r) => {
+      answer = r;
+    });
+    const closed = new Promise<void>((r) => socket.once("close", () => r()));
     socket.on("data", (d) => {
       text += d.toString("latin1");
       const status = /^HTTP\/1\.1 (\d+)/.exec(text);
       const split = text.indexOf("\r\n\r\n");
       if (status && split !== -1 && /}\n?$/.test(text))
-        answered?.({ status: Number(status[1]), text: text.slice(split + 4) });
+        answer({ status: Number(status[1]), head: text.slice(0, split), text: text.slice(split + 4) });
     });
     socket.on("error", reject);
     socket.on("connect", () => {
       const head = [
-        `POST ${SEND} HTTP/1.1`,
-        "Host: 127.0.0.1",
+        `POST ${path} HTTP/1.1`,
+        `Host: 127.0.0.1:${port}`,
         `Authorization: Bearer ${TOKEN}`,
         "Content-Type: application/json",
+        "Accept: application/json, text/event-stream",
         chunked ? "Transfer-Encoding: chunked" : `Content-Length: ${bytes.length}`,
       ].join("\r\n");
       const chunk = (b: Buffer) =>
@@ -62,12 +78,13 @@ function holdRequest(url: string, body: string, chunked = false): Promise<Held> 
       socket.write(Buffer.concat([Buffer.from(`${head}\r\n\r\n`), chunk(bytes.subarray(0, cut))]));
       resolve({
         socket,
-        finish: () =>
-          new Promise((done) => {
-            answered = done;
-            socket.write(chunk(bytes.subarray(cut)));
-            if (chunked) socket.write("0\r\n\r\n");
-          }),
+        answered,
+        closed,
+        finish: () => {
+          socket.write(chunk(bytes.subarray(cut)));
+          if (chunked) socket.write("0\r\n\r\n");
+          return answered;
+        },
       });
     });
   });
@@ -109,6 +126,15 @@ describe("LargeBodyBudget", () => {
     releaseBig();
     releaseSmall();
     assert.equal(budget.inUse, 0);
+  });
+
+  it("gives a body holding room the grace plus its size at the slowest rate to arrive", () => {
+    const budget = new LargeBodyBudget(1000, 100, 2 ** 20, 5000);
+    assert.equal(budget.arrivalMs(0), 5000);
+    assert.equal(budget.arrivalMs(2 ** 20), 6000);
+    assert.equal(budget.arrivalMs(MAX_REQUEST_BYTES), 5000 + 32_000);
+    // Not a positive rate: no bound (the longest a timer waits).
+    assert.equal(new LargeBodyBudget(1000, 100, 0, 5000).arrivalMs(2 ** 20), 2 ** 31 - 1);
   });
 
   it("refuses after the wait, and counts a body larger than the budget as the whole of it", async () => {
@@ -404,6 +430,55 @@ describe("large bodies over HTTP", () => {
     assert.equal((await held.finish()).status, 200);
     held.socket.destroy();
     assert.equal(await activeCount(s, "q"), 201);
+  });
+
+  // 64 MiB/s after 200 ms: a 400 KB body has 206 ms once let in, a streamed one 700 ms.
+  const tight = { largeBodyGraceMs: 200, largeBodyMinBytesPerSecond: 64 * 2 ** 20 };
+
+  for (const chunked of [false, true]) {
+    it(`a large ${chunked ? "streamed " : ""}body that stops arriving is refused 429 and gives its room back`, {
+      timeout: 10_000,
+    }, async () => {
+      s = await serve({ maxLargeBodyBytes: MAX_REQUEST_BYTES + 500_000, largeBodyWaitMs: 10_000, ...tight });
+      assert.equal((await s.rpc("AdminService/CreateQueue", { name: "q" })).status, 200);
+      const started = performance.now();
+      const stalled = await holdRequest(s.url, largeSend("q", "a"), chunked);
+      const answer = await stalled.answered;
+      const ms = performance.now() - started;
+      assert.equal(answer.status, 429, answer.text);
+      assert.equal(JSON.parse(answer.text).code, "resource_exhausted");
+      assert.match(answer.head, /^retry-after: 1$/im);
+      assert.match(answer.head, /^connection: close$/im);
+      assert.ok(ms >= 200, `refused after ${ms} ms, before its time`);
+      await stalled.closed;
+      assert.equal(await activeCount(s, "q"), 0);
+      const metrics = await (await fetch(`${s.url}/metrics`, { headers: AUTH })).text();
+      assert.match(metrics, /^mqlite_large_body_bytes 0$/m);
+      // A body that arrives at once is let in as usual.
+      const whole = await postLarge(s, "b");
+      assert.equal(whole.status, 200, whole.text);
+      assert.equal(await activeCount(s, "q"), 200);
+    });
+  }
+
+  it("an MCP request whose large body stops arriving is cut off and gives its room back", {
+    timeout: 10_000,
+  }, async () => {
+    s = await serve({ maxLargeBodyBytes: 500_000, largeBodyWaitMs: 10_000, ...tight });
+    const initialize = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-03-26",
+        capabilities: {},
+        clientInfo: { name: "x".repeat(300_000), version: "1.0.0" },
+      },
+    });
+    const stalled = await holdRequest(s.url, initialize, false, "/mcp");
+    await stalled.closed;
+    const metrics = await (await fetch(`${s.url}/metrics`, { headers: AUTH })).text();
+    assert.match(metrics, /^mqlite_large_body_bytes 0$/m);
   });
 
   it("a streamed body takes room for a maximal body once past 256 KiB", async () => {

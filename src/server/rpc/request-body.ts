@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { CancelledError, MessageTooLargeError } from "../../contract/errors.js";
 import { type JsonText, SLICED_DECODE_BYTES } from "../../wire/index.js";
 import type { ServerEnv } from "../env.js";
-import type { LargeBodyBudget } from "../large-bodies.js";
+import { type LargeBodyBudget, LargeBodyTooSlowError } from "../large-bodies.js";
 import { MAX_REQUEST_BYTES } from "../options.js";
 
 /**
@@ -62,7 +62,7 @@ export async function readBody(
     throw new CancelledError();
   }
   try {
-    return { text: await readDeclared(incoming, contentLength), release };
+    return { text: await readDeclared(incoming, contentLength, budget.arrivalMs(contentLength)), release };
   } catch (err) {
     release();
     throw err;
@@ -72,7 +72,7 @@ export async function readBody(
 /** Listens to `incoming` until `done` is called (which removes every listener). */
 function listen(
   incoming: IncomingMessage,
-  on: { data: (chunk: Buffer) => void; end: () => void; fail: (err: Error) => void },
+  on: { data: (chunk: Buffer) => void; end: () => void; fail: (err: Error) => void; stop?: () => void },
 ): () => void {
   const onError = (err: Error) => {
     done();
@@ -88,6 +88,7 @@ function listen(
     on.end();
   };
   const done = () => {
+    on.stop?.();
     incoming.off("data", on.data);
     incoming.off("end", onEnd);
     incoming.off("error", onError);
@@ -100,12 +101,20 @@ function listen(
   return done;
 }
 
-/** A body of `contentLength` bytes, copied into one buffer as it arrives. */
-function readDeclared(incoming: IncomingMessage, contentLength: number): Promise<Buffer> {
+/** The refusal of a body that did not arrive within `ms` of taking its room. */
+const tooSlow = (ms: number) =>
+  new LargeBodyTooSlowError(`mqlite: a large request body must arrive within ${ms} ms of being let in`);
+
+/** A body of `contentLength` bytes, copied into one buffer as it arrives within `deadlineMs`. */
+function readDeclared(incoming: IncomingMessage, contentLength: number, deadlineMs: number): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     // Pages are touched only as bytes land in them: memory grows with what has arrived.
     const bytes = Buffer.allocUnsafe(contentLength);
     let filled = 0;
+    const timer = setTimeout(() => {
+      done();
+      reject(tooSlow(deadlineMs));
+    }, deadlineMs);
     const done = listen(incoming, {
       data: (chunk) => {
         // The HTTP parser delivers exactly Content-Length bytes; the check keeps a bug from overflowing.
@@ -118,6 +127,7 @@ function readDeclared(incoming: IncomingMessage, contentLength: number): Promise
       },
       end: () => resolve(filled === contentLength ? bytes : bytes.subarray(0, filled)),
       fail: reject,
+      stop: () => clearTimeout(timer),
     });
   });
 }
@@ -137,6 +147,7 @@ function readStreamed(
     let release: (() => void) | undefined;
     let asked = false;
     let failed = false;
+    let timer: NodeJS.Timeout | undefined;
     const fail = (err: unknown) => {
       failed = true;
       release?.();
@@ -159,6 +170,12 @@ function readStreamed(
             // Room given after the read failed (the client went away meanwhile) goes straight back.
             if (failed) return give();
             release = give;
+            // Its size unknown, it may take what a maximal body may.
+            const ms = budget.arrivalMs(MAX_REQUEST_BYTES);
+            timer = setTimeout(() => {
+              done();
+              fail(tooSlow(ms));
+            }, ms);
             incoming.resume();
           },
           (err) => {
@@ -175,6 +192,7 @@ function readStreamed(
         });
       },
       fail,
+      stop: () => clearTimeout(timer),
     });
   });
 }
