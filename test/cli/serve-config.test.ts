@@ -92,6 +92,7 @@ describe("serve configuration", () => {
         MQLITE_LOG_LEVEL: "chatty",
         MQLITE_MAX_LONG_POLLS: "-3",
         MQLITE_MAX_LARGE_BODY_BYTES: "64MiB",
+        MQLITE_LARGE_BODY_MIN_RATE: "-1",
       },
     );
     assert.deepEqual(c.dlqRetention, { maxAgeMs: 14 * 24 * 3600 * 1000, maxCount: 1_000_000, maxBytes: 0 });
@@ -99,9 +100,11 @@ describe("serve configuration", () => {
     assert.equal(c.logLevel, "info");
     assert.equal(c.maxLongPolls, undefined);
     assert.equal(c.maxLargeBodyBytes, undefined);
+    assert.equal(c.largeBodyMinBytesPerSecond, undefined);
     assert.deepEqual(c.warnings, [
       'warning: ignoring unparseable MQLITE_MAX_LONG_POLLS="-3"; using default',
       'warning: ignoring unparseable MQLITE_MAX_LARGE_BODY_BYTES="64MiB"; using default',
+      'warning: ignoring unparseable MQLITE_LARGE_BODY_MIN_RATE="-1"; using default',
       'warning: ignoring unparseable MQLITE_MAX_MESSAGE_BYTES="0"; using default',
       'warning: ignoring unparseable MQLITE_DLQ_MAX_AGE="14 days"; using default',
       'warning: ignoring unparseable MQLITE_DLQ_MAX_COUNT="lots"; using default',
@@ -114,6 +117,8 @@ describe("serve configuration", () => {
       serveConfig({}, { MQLITE_MAX_LARGE_BODY_BYTES: "100000000" }).maxLargeBodyBytes,
       100_000_000,
     );
+    assert.equal(serveConfig({}, { MQLITE_LARGE_BODY_MIN_RATE: "0" }).largeBodyMinBytesPerSecond, 0);
+    assert.equal(serveConfig({}, {}).largeBodyMinBytesPerSecond, undefined);
   });
 
   it("MQLITE_UI, MQLITE_CORS, MQLITE_MAX_MESSAGE_BYTES, MQLITE_DB", () => {

@@ -50,6 +50,9 @@ async function serve(config: ServeConfig, insecure: boolean): Promise<void> {
       ui: config.ui ? { dir: defaultConsoleDir() } : false,
       ...(config.maxLongPolls !== undefined && { maxLongPolls: config.maxLongPolls }),
       ...(config.maxLargeBodyBytes !== undefined && { maxLargeBodyBytes: config.maxLargeBodyBytes }),
+      ...(config.largeBodyMinBytesPerSecond !== undefined && {
+        largeBodyMinBytesPerSecond: config.largeBodyMinBytesPerSecond,
+      }),
       logger,
     });
   } catch (err) {
@@ -106,7 +109,10 @@ Environment:
   MQLITE_DLQ_MAX_BYTES      dead-letter body bytes kept per queue (default 0 = no bound)
   MQLITE_DLQ_RETENTION      off disables the three bounds above
   MQLITE_LOG_LEVEL          access log level (default info)
-  MQLITE_MAX_LONG_POLLS     long-polls parked at once; beyond: 429 resource_exhausted (default 1000)`,
+  MQLITE_MAX_LONG_POLLS     long-polls parked at once; beyond: 429 resource_exhausted (default 1000)
+  MQLITE_MAX_LARGE_BODY_BYTES  bytes of large request bodies read at once (default 33554432)
+  MQLITE_LARGE_BODY_MIN_RATE   bytes/s a large body let in must arrive at, after 5 s (default
+                            1048576; 0: no bound)`,
     )
     .action(async (options: { addr?: string; insecureAllowRemote?: boolean }) => {
       const config = serveConfig(options, process.env);

@@ -20,6 +20,11 @@ export interface ServeConfig {
   maxLongPolls: number | undefined;
   /** `MQLITE_MAX_LARGE_BODY_BYTES`: large request bodies read at once, in bytes (default: the server's, 32 MiB). */
   maxLargeBodyBytes: number | undefined;
+  /**
+   * `MQLITE_LARGE_BODY_MIN_RATE`: bytes per second a large body let in must arrive at (after 5 s;
+   * default: the server's, 1 MiB/s); 0 turns the rule off.
+   */
+  largeBodyMinBytesPerSecond: number | undefined;
   /** One stderr line per setting whose value was ignored (the default applies). */
   warnings: string[];
 }
@@ -67,6 +72,7 @@ export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv): ServeCon
   const synchronous = read.synchronous();
   const maxLongPolls = read.integer("MQLITE_MAX_LONG_POLLS", 0, (n) => n > 0);
   const maxLargeBodyBytes = read.integer("MQLITE_MAX_LARGE_BODY_BYTES", 0, (n) => n > 0);
+  const largeBodyMinRate = read.integer("MQLITE_LARGE_BODY_MIN_RATE", -1, (n) => n >= 0);
   return {
     addr,
     db: env.MQLITE_DB?.trim() || DEFAULT_DB,
@@ -79,6 +85,7 @@ export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv): ServeCon
     logLevel: read.choice("MQLITE_LOG_LEVEL", LOG_LEVELS, "info"),
     maxLongPolls: maxLongPolls > 0 ? maxLongPolls : undefined,
     maxLargeBodyBytes: maxLargeBodyBytes > 0 ? maxLargeBodyBytes : undefined,
+    largeBodyMinBytesPerSecond: largeBodyMinRate >= 0 ? largeBodyMinRate : undefined,
     warnings: read.warnings,
   };
 }
