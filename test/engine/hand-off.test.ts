@@ -146,47 +146,38 @@ describe("hand-off: a send claims for a parked receiver inside its own transacti
     await b.close();
   });
 
-  it("a send hands nothing over while an older claimable row would come first", async () => {
+  /**
+   * A receiver parked on "q" (whose row the broker has cached), then an active row of `priority`
+   * stored by the application's own SQL (no one announces it: the receiver is not woken), then a
+   * send of `sent`; what the receiver gets.
+   */
+  async function olderRowThenSend(priority: number, sent: { body: string; priority?: number }) {
     const b = await broker();
     await b.send("q", { body: "caches the queue's row" });
     await b.receive("q", { mode: "receive-and-delete" });
     const waiting = b.receive("q", { waitMs: 5000, maxMessages: 10 });
     await parked();
-    // A row no one announced (stored by the application's own SQL): the receiver is not woken.
     await b.tx((t) => {
       t.db
         .prepare(
-          "INSERT INTO messages (queue, state, enqueued_at, visible_at, body) VALUES ('q', 'active', ?, ?, ?)",
+          "INSERT INTO messages (queue, state, priority, enqueued_at, visible_at, body) VALUES ('q', 'active', ?, ?, ?, ?)",
         )
-        .run(Date.now(), Date.now(), Buffer.from("older"));
+        .run(priority, Date.now(), Date.now(), Buffer.from(`older, priority ${priority}`));
     });
-    await b.send("q", { body: "newer" });
-    assert.deepEqual(
-      (await waiting).map((m) => m.body.toString()),
-      ["older", "newer"],
-    );
+    await b.send("q", sent);
+    const got = (await waiting).map((m) => m.body.toString());
     await b.close();
+    return got;
+  }
+
+  it("a send hands nothing over while an older claimable row would come first", async () => {
+    assert.deepEqual(await olderRowThenSend(0, { body: "newer" }), ["older, priority 0", "newer"]);
   });
 
   it("a send hands its rows over when the older claimable rows have a lower priority", async () => {
-    const b = await broker();
-    await b.send("q", { body: "caches the queue's row" });
-    await b.receive("q", { mode: "receive-and-delete" });
-    const waiting = b.receive("q", { waitMs: 5000, maxMessages: 10 });
-    await parked();
-    await b.tx((t) => {
-      t.db
-        .prepare(
-          "INSERT INTO messages (queue, state, priority, enqueued_at, visible_at, body) VALUES ('q', 'active', 3, ?, ?, ?)",
-        )
-        .run(Date.now(), Date.now(), Buffer.from("older, priority 3"));
-    });
-    await b.send("q", { body: "newer, priority 5", priority: 5 });
-    assert.deepEqual(
-      (await waiting).map((m) => m.body.toString()),
-      ["newer, priority 5"],
-    );
-    await b.close();
+    assert.deepEqual(await olderRowThenSend(3, { body: "newer, priority 5", priority: 5 }), [
+      "newer, priority 5",
+    ]);
   });
 
   it("a send whose cached queue row another connection changed before its transaction goes the long way", async () => {

@@ -92,6 +92,19 @@ function holdRequest(url: string, body: string, chunked = false, path = SEND): P
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** An MCP initialize whose client name makes the body about 300 KB (a large body). */
+const largeInitialize = () =>
+  JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-03-26",
+      capabilities: {},
+      clientInfo: { name: "x".repeat(300_000), version: "1.0.0" },
+    },
+  });
+
 /** Posts a large Send (see `largeSend`) to `s`, whole. */
 const postLarge = (s: Served, tag: string) =>
   s.post(SEND, largeSend("q", tag), { ...AUTH, "content-type": "application/json" });
@@ -301,17 +314,7 @@ describe("large bodies over HTTP", () => {
   it("an MCP request with a large body takes its room too", async () => {
     s = await serve({ maxLargeBodyBytes: 500_000, largeBodyWaitMs: 300 });
     assert.equal((await s.rpc("AdminService/CreateQueue", { name: "q" })).status, 200);
-    // An initialize whose client name makes the body about 300 KB.
-    const initialize = JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-03-26",
-        capabilities: {},
-        clientInfo: { name: "x".repeat(300_000), version: "1.0.0" },
-      },
-    });
+    const initialize = largeInitialize();
     const mcp = () =>
       fetch(`${s!.url}/mcp`, {
         method: "POST",
@@ -465,16 +468,7 @@ describe("large bodies over HTTP", () => {
     timeout: 10_000,
   }, async () => {
     s = await serve({ maxLargeBodyBytes: 500_000, largeBodyWaitMs: 10_000, ...tight });
-    const initialize = JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-03-26",
-        capabilities: {},
-        clientInfo: { name: "x".repeat(300_000), version: "1.0.0" },
-      },
-    });
+    const initialize = largeInitialize();
     const stalled = await holdRequest(s.url, initialize, false, "/mcp");
     await stalled.closed;
     const metrics = await (await fetch(`${s.url}/metrics`, { headers: AUTH })).text();
