@@ -74,6 +74,15 @@ export const MAX_DEBOUNCE_MS = 30 * 24 * 3600 * 1000;
  */
 export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
+/**
+ * The answer budget a read's `maxBytes` asks for (once asked, when it is a function): a number of
+ * at least 1, floored, at most `MAX_ANSWER_BYTES`; anything else (absent, not positive, not a
+ * number) the most.
+ */
+export function askedAnswerBytes(n: unknown): number {
+  return typeof n === "number" && n >= 1 ? Math.min(Math.floor(n), MAX_ANSWER_BYTES) : MAX_ANSWER_BYTES;
+}
+
 /** Bytes of one request body (the original's MaxBodyBytes, 32 MiB); 413 beyond. */
 export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 

@@ -1,4 +1,4 @@
-import { MAX_ANSWER_BYTES } from "../contract/limits.js";
+import { askedAnswerBytes, MAX_ANSWER_BYTES } from "../contract/limits.js";
 import type { MaxBytes } from "../contract/types.js";
 
 /**
@@ -11,8 +11,7 @@ export const ANSWER_BUDGET_BYTES = MAX_ANSWER_BYTES;
 
 /** The bytes an answer may take: `maxBytes` (asked now when it is a function) within `ANSWER_BUDGET_BYTES`. */
 export function answerBytes(maxBytes: MaxBytes | undefined): number {
-  const n = typeof maxBytes === "function" ? maxBytes() : maxBytes;
-  return typeof n === "number" && n >= 1 ? Math.min(Math.floor(n), ANSWER_BUDGET_BYTES) : ANSWER_BUDGET_BYTES;
+  return askedAnswerBytes(typeof maxBytes === "function" ? maxBytes() : maxBytes);
 }
 
 /** The bytes a stored message takes in an answer: its body, properties and result. */

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { Broker } from "../contract/broker.js";
-import { MAX_ANSWER_BYTES } from "../contract/limits.js";
+import { askedAnswerBytes } from "../contract/limits.js";
 import type { MaxBytes, Message } from "../contract/types.js";
 import { SLICED_DECODE_BYTES } from "../wire/index.js";
 import type { ServerEnv } from "./env.js";
@@ -45,7 +45,7 @@ export class AnswerRoom {
    * before is given back first.
    */
   reserve = (asked?: number | null): number => {
-    const want = asked && asked > 0 ? Math.min(asked, MAX_ANSWER_BYTES) : MAX_ANSWER_BYTES;
+    const want = askedAnswerBytes(asked);
     this.budget.giveBack(this.held);
     this.held = 0;
     if (this.released) return Math.min(want, ANSWER_ALLOWANCE_BYTES);
