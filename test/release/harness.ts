@@ -78,6 +78,19 @@ export interface Running {
 }
 
 /**
+ * Waits for `running` to end and fails unless it exited with status 0 (or, when given, was ended
+ * by `orEndedBy`). The failure names the status first and then the output's last lines, so a
+ * truncated report still shows why.
+ */
+export async function exitsCleanly(running: Running, orEndedBy?: NodeJS.Signals): Promise<void> {
+  const exit = await running.exited;
+  if (exit.code === 0 && exit.signal === null) return;
+  if (orEndedBy !== undefined && exit.code === null && exit.signal === orEndedBy) return;
+  const tail = running.output().trimEnd().split("\n").slice(-20).join("\n");
+  throw new Error(`exited with ${exit.code ?? exit.signal}, not 0; its last output:\n${tail}`);
+}
+
+/**
  * Starts a long-running command in a process group of its own, so a test can signal it alone
  * (`child.kill`) or signal its whole group the way a terminal's Ctrl-C does.
  */

@@ -18,6 +18,7 @@ import { tempDir } from "../support/temp.js";
 import {
   banner,
   base64,
+  exitsCleanly,
   freePort,
   killGroup,
   portIsFree,
@@ -249,7 +250,7 @@ describe("the package from npm pack, installed into an empty project", () => {
       assert.ok((await app.text()).length > 10_000, "the console's bundle is served");
 
       served.child.kill("SIGTERM");
-      assert.deepEqual(await served.exited, { code: 0, signal: null }, served.output());
+      await exitsCleanly(served);
     } finally {
       killGroup(served);
     }
@@ -379,9 +380,8 @@ describe("npm start", () => {
       const producers = [0, 1, 2, 3].map(producer);
       while (acknowledged.size < 110) await new Promise((r) => setTimeout(r, 5));
       first.child.kill("SIGTERM"); // the npm process, as a service manager would
-      const exit = await first.exited;
+      await exitsCleanly(first);
       await Promise.all(producers);
-      assert.deepEqual(exit, { code: 0, signal: null }, first.output());
       assert.equal(refusals, 4);
       unknown = refusals;
       assert.match(first.output(), /"msg":"stopping"/);
@@ -404,8 +404,11 @@ describe("npm start", () => {
       assert.ok(active.length - (acknowledged.size - completed.size) <= unknown, `${active.length} active`);
 
       // A terminal's Ctrl-C: SIGINT to the whole foreground group, npm forwards its own copy too.
+      // npm exits 0 once its script has, unless its own copy reaches it after the broker has
+      // exited (a busy machine): npm has dropped its handler by then and that SIGINT ends it, as
+      // Ctrl-C ends any program. The broker's own stop is what is checked: logged, once, port freed.
       process.kill(-second.child.pid!, "SIGINT");
-      assert.deepEqual(await second.exited, { code: 0, signal: null }, second.output());
+      await exitsCleanly(second, "SIGINT");
       assert.match(second.output(), /"msg":"stopped"/);
       assert.doesNotMatch(second.output(), /second signal/);
       assert.equal(await portIsFree(port), true);
