@@ -1,7 +1,8 @@
 // Runs the whole benchmark suite: every scenario module under bench/ in its own child process (each
 // also runs alone: `npx tsx bench/engine.ts`), collects their structured results, and writes
 // bench/results/latest.json, docs/benchmarks.md (tables, targets) and docs/benchmarks.svg (chart),
-// with the machine's details and its load at the start.
+// with the machine's details and its load at the start. The dated "(partial runs)" section written
+// by hand below the tables is carried over from the file it replaces.
 // Usage: npm run bench [-- name-substring ...]   (a filter writes only JSON, except that a run of
 // scaling.ts also replaces the "How cost grows" section of docs/benchmarks.md and its charts)
 import { spawnSync } from "node:child_process";
@@ -416,6 +417,9 @@ if (filters.length === 0) {
   for (const r of runs.filter((r) => r.text !== undefined && r.text.trim() !== "")) {
     md.push(`## ${r.script}`, "", "```", r.text!.trim(), "```", "");
   }
+  // The dated partial runs written by hand below the suite's tables outlive a full run.
+  const partial = partialRunsSection(join(root, "docs", "benchmarks.md"));
+  if (partial) md.push(partial, "");
   md.push(
     "## Module run times",
     "",
@@ -433,3 +437,20 @@ if (filters.length === 0) {
     console.log("wrote the scaling section of docs/benchmarks.md and its charts");
 }
 process.exit(runs.every((r) => r.status === 0) ? 0 : 1);
+
+/**
+ * The section of `doc` from its first `## … (partial runs)` heading to `## Module run times` (or
+ * its end), trimmed; undefined when the file or the section is missing.
+ */
+function partialRunsSection(doc: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(doc, "utf8");
+  } catch {
+    return undefined;
+  }
+  const start = text.search(/^## .*\(partial runs\)$/m);
+  if (start < 0) return undefined;
+  const end = text.indexOf("\n## Module run times", start);
+  return text.slice(start, end < 0 ? undefined : end).trim();
+}
