@@ -1,4 +1,4 @@
-import { hash, timingSafeEqual } from "node:crypto";
+import { principalResolver } from "./access/tokens.js";
 
 /** Paths that need no token: exactly `/`, `/healthz`, `/readyz`, `/ui`, and everything under `/ui/`. */
 export function isOpenPath(path: string): boolean {
@@ -7,21 +7,11 @@ export function isOpenPath(path: string): boolean {
   );
 }
 
-/** One-shot (no Hash object): half the cost of `createHash`, paid on every request. */
-const digest = (token: string) => hash("sha256", token, "buffer");
-
 /**
- * Checks `Authorization: Bearer <token>` against every configured token in constant time
- * (equal-length digests, no early exit). As the original, the literal prefix `"Bearer "` is
- * stripped when present, and otherwise the whole header is taken as the token.
+ * Checks `Authorization: Bearer <token>` against the configured tokens, as the server's auth does
+ * (`principalResolver`: by the presented token's digest, the `"Bearer "` prefix optional).
  */
 export function tokenChecker(tokens: readonly string[]): (header: string | undefined) => boolean {
-  const digests = tokens.map(digest);
-  return (header) => {
-    const value = header ?? "";
-    const presented = digest(value.startsWith("Bearer ") ? value.slice("Bearer ".length) : value);
-    let ok = false;
-    for (const d of digests) ok = timingSafeEqual(presented, d) || ok;
-    return ok;
-  };
+  const resolve = principalResolver(tokens.map((token) => ({ token })));
+  return (header) => resolve(header) !== undefined;
 }

@@ -1,4 +1,4 @@
-import { hash, timingSafeEqual } from "node:crypto";
+import { hash } from "node:crypto";
 import { InvalidArgumentError } from "../../contract/errors.js";
 import { parseScope, type Scope, scopeText } from "./scopes.js";
 
@@ -55,8 +55,11 @@ export function parseTokenEntry(entry: string): TokenSpec {
   };
 }
 
-/** One-shot (no Hash object): half the cost of `createHash`, paid on every request. */
-const digest = (token: string) => hash("sha256", token, "buffer");
+/**
+ * A token's SHA-256 as a string, the key it is looked up by. One-shot (no Hash object) and to a
+ * string: a third of the cost of `createHash` or of a Buffer digest, paid on every request.
+ */
+const digest = (token: string) => hash("sha256", token, "base64");
 
 /** The id of an unnamed token: enough of its hash to tell tokens apart, not enough to matter. */
 export function tokenHashId(token: string): string {
@@ -64,7 +67,7 @@ export function tokenHashId(token: string): string {
 }
 
 /** Validates entries into principals with their digests; a bad entry throws `invalid_argument`. */
-export function resolveTokens(entries: readonly TokenEntry[]): { digest: Buffer; principal: Principal }[] {
+export function resolveTokens(entries: readonly TokenEntry[]): { digest: string; principal: Principal }[] {
   const ids = new Set<string>();
   const tokens = new Set<string>();
   return entries.map((entry, i) => {
@@ -96,22 +99,18 @@ export function resolveTokens(entries: readonly TokenEntry[]): { digest: Buffer;
 }
 
 /**
- * Finds the principal of `Authorization: Bearer <token>` among the configured tokens in constant
- * time (equal-length digests, every one compared, no early exit). As the original, the literal
- * prefix `"Bearer "` is stripped when present, and otherwise the whole header is the token.
+ * Finds the principal of `Authorization: Bearer <token>` among the configured tokens by the
+ * SHA-256 of the token presented: nothing is compared with a token itself, so how long the lookup
+ * takes tells nothing of one (only of a digest, which an attacker cannot steer), and every token
+ * costs the same. As the original, the literal prefix `"Bearer "` is stripped when present, and
+ * otherwise the whole header is the token.
  */
 export function principalResolver(
   entries: readonly TokenEntry[],
 ): (header: string | undefined) => Principal | undefined {
-  const known = resolveTokens(entries);
+  const known = new Map(resolveTokens(entries).map((k) => [k.digest, k.principal]));
   return (header) => {
     const value = header ?? "";
-    const presented = digest(value.startsWith("Bearer ") ? value.slice("Bearer ".length) : value);
-    let found: Principal | undefined;
-    for (const k of known) {
-      const same = timingSafeEqual(presented, k.digest);
-      found = same ? k.principal : found;
-    }
-    return found;
+    return known.get(digest(value.startsWith("Bearer ") ? value.slice("Bearer ".length) : value));
   };
 }
