@@ -156,7 +156,15 @@ export interface SuiteResult {
   notes: string[];
 }
 
-type Spec = Omit<Measurement, "value" | "rounds" | "system" | "mode" | "comparison"> & { rounds?: number };
+type Spec = Omit<Measurement, "value" | "rounds" | "system" | "mode" | "comparison"> & {
+  rounds?: number;
+  /**
+   * One unmeasured round of every contender first (interleaved as the others), for rounds short
+   * enough (a fraction of a second) that the first would time the JIT compiling the code under
+   * test rather than running it.
+   */
+  warmup?: boolean;
+};
 
 /** One system of a comparison: its name, and a function that runs one round and returns its figure. */
 export interface Contender {
@@ -214,11 +222,13 @@ export class Recorder {
         this.skip(c.system, `${spec.scenario}: ${errText(err)}`);
       }
     }
-    for (let r = 0; r < rounds; r++) {
+    const warmups = spec.warmup ? 1 : 0;
+    for (let r = -warmups; r < rounds; r++) {
       for (const c of contenders) {
         if (!alive.has(c)) continue;
         try {
-          figures.get(c)!.push(await c.round());
+          const figure = await c.round();
+          if (r >= 0) figures.get(c)!.push(figure);
         } catch (err) {
           alive.delete(c);
           this.skip(c.system, `${spec.scenario}: ${errText(err)}`);
@@ -235,7 +245,7 @@ export class Recorder {
       }
       if (!alive.has(c)) continue;
       const rs = figures.get(c)!;
-      const { rounds: _r, ...rest } = spec;
+      const { rounds: _r, warmup: _w, ...rest } = spec;
       const m: Measurement = {
         ...rest,
         system: c.system,

@@ -23,6 +23,31 @@ describe("benchmark ratios", () => {
     assert.match(markdownTables(rec.result.measurements), /\| 0\.82× raw \|/);
   });
 
+  it("a warm-up round runs every contender once, interleaved, and is left out of its figures", async () => {
+    const rec = new Recorder("ratio test");
+    const order: string[] = [];
+    const logged = (system: string, figures: number[], vs?: string) => {
+      const c = scripted(system, figures, vs);
+      return {
+        ...c,
+        round: () => {
+          order.push(system);
+          return c.round();
+        },
+      };
+    };
+    const [ours, raw] = await rec.compare(
+      { group: "g", scenario: "s", unit: "op/s", better: "higher", rounds: 3, warmup: true },
+      [logged("ours", [1, 50, 60, 70], "raw"), logged("raw", [2, 100, 100, 100])],
+    );
+    assert.ok(ours && raw);
+    assert.deepEqual(order, ["ours", "raw", "ours", "raw", "ours", "raw", "ours", "raw"]);
+    assert.deepEqual(ours.rounds, [50, 60, 70]);
+    assert.deepEqual(raw.rounds, [100, 100, 100]);
+    assert.equal(ours.value, 60);
+    assert.equal("warmup" in ours, false);
+  });
+
   it("figures of different comparisons are compared by their medians", async () => {
     const rec = new Recorder("ratio test");
     const spec = { group: "g", scenario: "s", unit: "op/s", better: "higher" as const, rounds: 3 };
