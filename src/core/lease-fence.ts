@@ -6,6 +6,14 @@ export interface FenceParams {
   token: string;
   /** The table's qualifier, e.g. `messages.` where a statement joins other tables. Default none. */
   table?: string;
+  /**
+   * Offer the planner the id alone as a way to the row, the other terms being tested on the row it
+   * finds (wrapped in `IS TRUE`, which no index answers). For a batch joined to its items: given
+   * `queue = … AND state = 'locked'`, PostgreSQL may read every locked row of the queue for each
+   * batch (statistics taken while few rows were locked make that look cheap), so one
+   * `CompleteBatch` of 64 took 64 ms with 20,000 messages in flight instead of 4 ms.
+   */
+  seekById?: boolean;
 }
 
 /**
@@ -19,5 +27,6 @@ export interface FenceParams {
  */
 export function leaseFence(p: FenceParams): string {
   const t = p.table ?? "";
-  return `${t}id = ${p.seq} AND ${t}queue = ${p.queue} AND ${t}lock_token = ${p.token} AND ${t}state = 'locked'`;
+  const held = `${t}queue = ${p.queue} AND ${t}lock_token = ${p.token} AND ${t}state = 'locked'`;
+  return p.seekById ? `${t}id = ${p.seq} AND (${held}) IS TRUE` : `${t}id = ${p.seq} AND ${held}`;
 }

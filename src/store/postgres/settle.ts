@@ -21,18 +21,28 @@ import { pgName } from "./names.js";
 // with the change, and looks for an identical earlier request's receipt in the same round trip.
 // Concurrent settles of one row serialise on its row lock.
 const FENCE = leaseFence({ table: "messages.", seq: "$1", queue: "$2", token: "$3" });
-/** The fence of a batch item (`items`, joined). */
-const ITEM_FENCE = leaseFence({ table: "messages.", seq: "items.id", queue: "$1", token: "items.token" });
+/** The fence of a batch item (`items`, joined): each row is reached by its id. */
+const ITEM_FENCE = leaseFence({
+  table: "messages.",
+  seq: "items.id",
+  queue: "$1",
+  token: "items.token",
+  seekById: true,
+});
 
 const RECEIPT = `
   r AS (INSERT INTO settlement_receipts (queue, seq_number, lock_token, operation, args, created_at, expires_at)
         SELECT $2, $1, $3, $5, $6, $4::bigint, $4::bigint + ${RECEIPT_TTL_MS} FROM u WHERE $6::text IS NOT NULL
         ON CONFLICT DO NOTHING)`;
 
-/** A kept completion keeps its lock token: its row answers a replay while a receipt would live. */
+/**
+ * A kept completion keeps its lock token: its row answers a replay while a receipt would live. The
+ * row is reached by its id alone (see `seekById`): `(queue, state)` would lead to every retained
+ * completion of the queue.
+ */
 const keptCompletion = (seq: string, queue: string, token: string, now: string) => `EXISTS (
-  SELECT 1 FROM messages k WHERE k.id = ${seq} AND k.queue = ${queue} AND k.state = 'completed'
-    AND k.lock_token = ${token} AND k.settled_at > ${now} - ${RECEIPT_TTL_MS})`;
+  SELECT 1 FROM messages k WHERE k.id = ${seq} AND (k.queue = ${queue} AND k.state = 'completed'
+    AND k.lock_token = ${token} AND k.settled_at > ${now} - ${RECEIPT_TTL_MS}) IS TRUE)`;
 
 const REPLAY = `(EXISTS (SELECT 1 FROM settlement_receipts WHERE queue = $2 AND seq_number = $1 AND lock_token = $3
   AND operation = $5 AND args = coalesce($6, '') AND expires_at > $4::bigint)
