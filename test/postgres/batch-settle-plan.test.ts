@@ -1,4 +1,4 @@
-// A batch settlement (CompleteBatch, RenewBatch) reaches each of its messages by primary key on
+// A batch settlement (CompleteBatch, RenewBatch) and ReceiveDeferred reach each of their messages by primary key on
 // PostgreSQL, however stale the planner's statistics: given `queue = … AND state = 'locked'` it read
 // every locked row of the queue for each batch when the statistics said few rows were locked (a
 // CompleteBatch of 64 took 64 ms with 20,000 messages in flight instead of 4 ms).
@@ -39,7 +39,7 @@ function captureStatements(marker: string) {
   return { seen, restore: () => (pg.Client.prototype.query = query) };
 }
 
-describe("PostgreSQL: batch settlements reach their rows by primary key", () => {
+describe("PostgreSQL: batch settlements and ReceiveDeferred reach their rows by primary key", () => {
   const schema = freshSchema("mqplan");
   // Enough rows (of 200 bytes) that reading them all costs more than 64 lookups by key.
   const LOCKED = 5000;
@@ -57,7 +57,7 @@ describe("PostgreSQL: batch settlements reach their rows by primary key", () => 
     await admin.query("ANALYZE messages");
     await b.send(
       "q",
-      Array.from({ length: LOCKED + 3 * 64 }, (_, i) => ({ body: `m${i}`.padEnd(200, ".") })),
+      Array.from({ length: LOCKED + 4 * 64 }, (_, i) => ({ body: `m${i}`.padEnd(200, ".") })),
     );
     for (let held = 0; held < LOCKED; )
       held += (await b.receive("q", { maxMessages: Math.min(256, LOCKED - held) })).length;
@@ -72,7 +72,7 @@ describe("PostgreSQL: batch settlements reach their rows by primary key", () => 
   async function plansOf(
     marker: string,
     settle: (items: { seqNumber: number; lockToken: string }[]) => Promise<{ ok: boolean }[]>,
-  ) {
+  ): Promise<string[]> {
     const batch = await b.receive("q", { maxMessages: 64 });
     assert.equal(batch.length, 64);
     const capture = captureStatements(marker);
@@ -114,6 +114,23 @@ describe("PostgreSQL: batch settlements reach their rows by primary key", () => 
 
   it("RenewBatch", async () => {
     const scans = await plansOf("UPDATE messages SET locked_until", (items) => b.renewBatch("q", items));
+    assert.ok(scans.length > 0, "the plan reads messages");
+    assert.deepEqual(
+      scans.filter((s) => !/^Index (Only )?Scan messages_pkey$/.test(s)),
+      [],
+      `every read of messages goes through its primary key: ${scans.join(", ")}`,
+    );
+  });
+
+  it("ReceiveDeferred", async () => {
+    const scans = await plansOf("m.state = 'deferred'", async (items) => {
+      for (const i of items) await b.defer("q", i.seqNumber, i.lockToken);
+      const got = await b.receiveDeferred(
+        "q",
+        items.map((i) => i.seqNumber),
+      );
+      return items.map((i) => ({ ok: got.some((m) => m.seqNumber === i.seqNumber) }));
+    });
     assert.ok(scans.length > 0, "the plan reads messages");
     assert.deepEqual(
       scans.filter((s) => !/^Index (Only )?Scan messages_pkey$/.test(s)),

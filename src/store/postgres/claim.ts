@@ -155,14 +155,16 @@ const SAVE_ATTEMPT = `
 /**
  * Locks the asked deferred messages in the order asked, up to the one whose body and properties
  * bring the total to the budget (`$6`): the window sums lengths the row headers give. The rows are
- * locked (`FOR UPDATE`) before they are summed, as a concurrent call may take some of them.
+ * locked (`FOR UPDATE`) before they are summed, as a concurrent call may take some of them. Each
+ * is reached by its id (`IS TRUE` keeps `(queue, state)` from the planner: see `seekById` in
+ * core/lease-fence.ts), not by reading every deferred message of the queue.
  */
 const CLAIM_DEFERRED = `
   WITH s AS (SELECT id, ord FROM unnest($1::bigint[]) WITH ORDINALITY AS s(id, ord)),
   d AS (
     SELECT m.id, s.ord, octet_length(m.body) + coalesce(char_length(m.properties), 0) AS len
     FROM messages m JOIN s ON m.id = s.id
-    WHERE m.queue = $2 AND m.state = 'deferred'
+    WHERE (m.queue = $2 AND m.state = 'deferred') IS TRUE
     FOR UPDATE OF m
   ),
   w AS (
