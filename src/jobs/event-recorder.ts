@@ -30,29 +30,52 @@ const FLUSH_DELAY_MS = 20;
 const ROW_OVERHEAD_BYTES = 64;
 
 /**
- * Events gathered for the next append. A run of events of one type whose payloads differ only by
- * their job id (a burst of enqueues of one task) is one row, `{ "jobIds": [...], ...rest }`, that
+ * Fields whose values may differ between the events of one row: each event's value is kept in the
+ * row's `each` list, in the order of `jobIds` (a busy worker's completions differ by their duration
+ * alone).
+ */
+const PER_JOB_FIELDS: readonly string[] = ["durationMs"];
+
+/**
+ * Events gathered for the next append. Events of one type whose payloads differ only by their job
+ * id and their `PER_JOB_FIELDS` (the enqueues of a batch, the starts and completions of a busy
+ * worker) are one row, `{ "jobIds": [...], "each": { "durationMs": [...] }, ...rest }`, that
  * `QueueEvents` expands: a batch of 1,000 jobs costs one row, not 1,000.
  */
 interface Gathered {
   type: SharedEvent;
-  /** The payload without its job id, as JSON: what the run's events share. */
+  /** The payload without its job id and per-job fields, as JSON: what the run's events share. */
   rest: string;
   fields: Record<string, unknown>;
   jobIds: string[];
+  /** The per-job fields the run's events carry, each with one value per job id. */
+  each: Record<string, unknown[]> | undefined;
   bytes: number;
 }
 
 /**
- * The stored data of a gathered run: one event's own shape, or the shared fields with the ids. It
- * is made from `rest`, the fields as they were written when the run began (an object a field holds
- * may have changed since).
+ * The stored data of a gathered run: one event's own shape, or the shared fields with the ids and
+ * the per-job values. It is made from `rest`, the fields as they were written when the run began
+ * (an object a field holds may have changed since).
  */
 function rowData(g: Gathered): string {
   if (g.jobIds.length === 0) return g.rest;
-  const ids =
-    g.jobIds.length === 1 ? `"jobId":${JSON.stringify(g.jobIds[0])}` : `"jobIds":${JSON.stringify(g.jobIds)}`;
-  return g.rest === "{}" ? `{${ids}}` : `{${ids},${g.rest.slice(1)}`;
+  let own: string;
+  if (g.jobIds.length === 1) {
+    own = `"jobId":${JSON.stringify(g.jobIds[0])}`;
+    for (const key in g.each) own += `,${JSON.stringify(key)}:${JSON.stringify(g.each[key]![0])}`;
+  } else {
+    own = `"jobIds":${JSON.stringify(g.jobIds)}`;
+    if (g.each) own += `,"each":${JSON.stringify(g.each)}`;
+  }
+  return g.rest === "{}" ? `{${own}}` : `{${own},${g.rest.slice(1)}`;
+}
+
+/** The event's per-job fields, or undefined when it has none (or one is not a number: it is stored as it is). */
+function perJobFields(event: Record<string, unknown>): string[] | undefined {
+  const keys = PER_JOB_FIELDS.filter((key) => event[key] !== undefined);
+  if (keys.length === 0 || keys.some((key) => typeof event[key] !== "number")) return undefined;
+  return keys;
 }
 
 /** Whether no value of the event is an object (each a string, number, boolean, null or undefined). */
@@ -71,6 +94,10 @@ function flat(event: Record<string, unknown>): boolean {
  */
 export class EventRecorder {
   private buffer: Gathered[] = [];
+  /** The latest row of each type in `buffer` (its index). */
+  private readonly latestOfType = new Map<SharedEvent, number>();
+  /** The latest row in `buffer` holding an event of each job: a later event of the job must not go before it. */
+  private readonly latestOfJob = new Map<string, number>();
   /** Events recorded since the last fold, as emitted (see `record`). */
   private pending: { type: SharedEvent; event: Record<string, unknown> }[] = [];
   private timer: NodeJS.Timeout | undefined;
@@ -106,48 +133,76 @@ export class EventRecorder {
   }
 
   private add(type: SharedEvent, event: Record<string, unknown>): void {
-    const last = this.buffer.at(-1);
-    // A burst (the enqueues of one batch): the event joins the run without being taken apart and
-    // written as JSON again, which cost a sixth of a batch enqueue.
-    if (last?.type === type && typeof event.jobId === "string" && this.sameFields(event, last.fields)) {
-      const more = Buffer.byteLength(event.jobId) + 3;
-      if (last.bytes + more <= MAX_EVENT_DATA_BYTES) {
-        last.jobIds.push(event.jobId);
-        last.bytes += more;
-        return;
-      }
-    }
-    const { jobId, ...fields } = event;
+    const jobId = typeof event.jobId === "string" ? event.jobId : undefined;
+    const at = this.latestOfType.get(type);
+    const row = at === undefined ? undefined : this.buffer[at];
+    // The latest row of this type takes the event unless the job has an event in a later row: the
+    // events of different jobs within one flush may be grouped by type, each job's stay in order.
+    const joinable = row && jobId !== undefined && (this.latestOfJob.get(jobId) ?? -1) <= at!;
+    // A like event joins without being taken apart and written as JSON again, which cost a sixth of
+    // a batch enqueue.
+    if (joinable && this.sameFields(event, row) && this.join(row, jobId, event, at!)) return;
+    const perJob = perJobFields(event);
+    const { jobId: _id, ...fields } = event;
+    const each: Record<string, unknown[]> | undefined =
+      jobId !== undefined && perJob ? Object.fromEntries(perJob.map((k) => [k, []])) : undefined;
+    for (const key in each) delete fields[key];
     if (typeof fields.error === "string" && fields.error.length > MAX_EVENT_ERROR_CHARS)
       fields.error = `${fields.error.slice(0, MAX_EVENT_ERROR_CHARS)}…`;
     if (this.core.namespace !== undefined) fields.namespace = this.core.namespace;
     const rest = JSON.stringify(fields);
-    if (typeof jobId === "string") {
-      const more = Buffer.byteLength(jobId) + 3;
-      if (last && last.type === type && last.rest === rest && last.bytes + more <= MAX_EVENT_DATA_BYTES) {
-        last.jobIds.push(jobId);
-        last.bytes += more;
-        return;
-      }
-      const bytes = Buffer.byteLength(rest) + ROW_OVERHEAD_BYTES + more;
-      this.buffer.push({ type, rest, fields, jobIds: [jobId], bytes });
-    } else {
-      this.buffer.push({ type, rest, fields, jobIds: [], bytes: 0 });
-    }
+    if (joinable && row.rest === rest && sameKeys(each, row.each) && this.join(row, jobId, event, at!))
+      return;
+    const g: Gathered = { type, rest, fields, jobIds: [], each, bytes: 0 };
+    const index = this.buffer.push(g) - 1;
+    this.latestOfType.set(type, index);
+    if (jobId === undefined) return;
+    g.bytes = Buffer.byteLength(rest) + ROW_OVERHEAD_BYTES + (each ? JSON.stringify(each).length + 8 : 0);
+    this.join(g, jobId, event, index, true);
   }
 
   /**
-   * Whether the event carries `fields` besides its job id, as it would store them: the same keys
-   * with the same values, each a string, number or boolean (an object could have changed since).
+   * Adds the event's job (and its per-job values) to `row`, at `index`; false if that would take
+   * the row past the size of an event's data (a row's first event is always added).
    */
-  private sameFields(event: Record<string, unknown>, fields: Record<string, unknown>): boolean {
+  private join(
+    row: Gathered,
+    jobId: string,
+    event: Record<string, unknown>,
+    index: number,
+    first = false,
+  ): boolean {
+    let more = Buffer.byteLength(jobId) + 3;
+    for (const key in row.each) more += String(event[key]).length + 1;
+    if (!first && row.bytes + more > MAX_EVENT_DATA_BYTES) return false;
+    row.jobIds.push(jobId);
+    for (const key in row.each) row.each[key]!.push(event[key]);
+    row.bytes += more;
+    this.latestOfJob.set(jobId, index);
+    return true;
+  }
+
+  /**
+   * Whether the event carries `row`'s fields besides its job id and per-job fields, as it would
+   * store them: the same keys with the same values, each a string, number or boolean (an object
+   * could have changed since), and numbers for the row's per-job fields.
+   */
+  private sameFields(event: Record<string, unknown>, row: Gathered): boolean {
+    const fields = row.fields;
     let keys = 0;
+    let perJob = 0;
     for (const key in event) {
       if (key === "jobId") continue;
       const v = event[key];
+      if (row.each && key in row.each) {
+        if (typeof v !== "number") return false;
+        perJob++;
+        continue;
+      }
       if (v !== fields[key] || (typeof v === "object" && v !== null)) return false;
       keys++;
     }
+    if (perJob !== (row.each ? Object.keys(row.each).length : 0)) return false;
     if (this.core.namespace !== undefined) {
       if (fields.namespace !== this.core.namespace || "namespace" in event) return false;
       keys++;
@@ -162,6 +217,8 @@ export class EventRecorder {
     this.fold();
     const batch: EventInput[] = this.buffer.map((g) => ({ type: g.type, data: rowData(g) }));
     this.buffer = [];
+    this.latestOfType.clear();
+    this.latestOfJob.clear();
     if (batch.length > 0) {
       this.flushing = this.flushing.then(() => this.append(batch));
     }
@@ -178,4 +235,14 @@ export class EventRecorder {
       this.core.logger.warn({ events: batch.length, err: String(err) }, "could not store job events");
     }
   }
+}
+
+/** Whether two runs carry the same per-job fields. */
+function sameKeys(
+  a: Record<string, unknown[]> | undefined,
+  b: Record<string, unknown[]> | undefined,
+): boolean {
+  const ka = a ? Object.keys(a) : [];
+  const kb = b ? Object.keys(b) : [];
+  return ka.length === kb.length && ka.every((k) => kb.includes(k));
 }

@@ -156,12 +156,18 @@ export class QueueEvents {
           } catch {
             continue;
           }
-          const { namespace, jobIds, ...payload } = data;
+          const { namespace, jobIds, each, ...payload } = data;
           if ((namespace ?? undefined) !== this.namespace) continue;
           const meta = { id: e.id, at: e.at };
-          // A burst's run of like events is one row (see EventRecorder): one event per job.
+          // A run of like events is one row (see EventRecorder): one event per job, with the
+          // values of its own per-job fields.
           if (Array.isArray(jobIds)) {
-            for (const jobId of jobIds) this.emit(e.type as SharedEvent, { jobId, ...payload }, meta);
+            const perJob = Object.entries((each ?? {}) as Record<string, unknown[]>);
+            jobIds.forEach((jobId, i) => {
+              const event: Record<string, unknown> = { jobId, ...payload };
+              for (const [key, values] of perJob) event[key] = values[i];
+              this.emit(e.type as SharedEvent, event, meta);
+            });
           } else this.emit(e.type as SharedEvent, payload, meta);
         }
         full = page.events.length === 1000;

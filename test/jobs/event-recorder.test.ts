@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Broker } from "../../src/contract/broker.js";
 import type { EventInput } from "../../src/contract/job-service.js";
+import { MAX_EVENT_DATA_BYTES } from "../../src/contract/limits.js";
 import { silentLogger } from "../../src/contract/logger.js";
 import type { QueueCore } from "../../src/jobs/core.js";
 import { EventRecorder } from "../../src/jobs/event-recorder.js";
@@ -90,5 +91,77 @@ describe("job event recorder: runs of events", () => {
     assert.equal(got.length, 1);
     assert.deepEqual(got[0]!.data.jobIds, ["1", "2"]);
     assert.equal((got[0]!.data.error as string).length, 2001);
+  });
+
+  it("a busy worker's starts and completions are a row each per flush, each job's events in order", async () => {
+    const { events, rows } = recorder();
+    const started = (jobId: string) =>
+      events.emit("job.started", { jobId, taskName: "t", queue: "q", attempt: 1 });
+    const completed = (jobId: string, durationMs: number) =>
+      events.emit("job.completed", { jobId, taskName: "t", queue: "q", retryCount: 0, durationMs });
+    started("1");
+    started("2");
+    completed("1", 0.5);
+    started("3");
+    completed("2", 1.25);
+    completed("3", 2);
+    assert.deepEqual(await rows(), [
+      { type: "job.started", data: { jobIds: ["1", "2", "3"], taskName: "t", queue: "q", attempt: 1 } },
+      {
+        type: "job.completed",
+        data: {
+          jobIds: ["1", "2", "3"],
+          each: { durationMs: [0.5, 1.25, 2] },
+          taskName: "t",
+          queue: "q",
+          retryCount: 0,
+        },
+      },
+    ]);
+  });
+
+  it("an event of a job whose later event is in a later row starts a row of its own", async () => {
+    const { events, rows } = recorder();
+    events.emit("job.started", { jobId: "1", taskName: "t", queue: "q", attempt: 1 });
+    events.emit("job.failed", { jobId: "1", taskName: "t", queue: "q", error: "e" });
+    // Its second attempt's start must come after the failure: not in the first row.
+    events.emit("job.started", { jobId: "1", taskName: "t", queue: "q", attempt: 1 });
+    events.emit("job.started", { jobId: "2", taskName: "t", queue: "q", attempt: 1 });
+    assert.deepEqual(await rows(), [
+      { type: "job.started", data: { jobId: "1", taskName: "t", queue: "q", attempt: 1 } },
+      { type: "job.failed", data: { jobId: "1", taskName: "t", queue: "q", error: "e" } },
+      { type: "job.started", data: { jobIds: ["1", "2"], taskName: "t", queue: "q", attempt: 1 } },
+    ]);
+  });
+
+  it("a lone event keeps its per-job fields in its own shape; a field that is not a number is shared", async () => {
+    const { events, rows } = recorder();
+    events.emit("job.completed", { jobId: "1", taskName: "t", durationMs: 3 });
+    events.emit("job.failed", { jobId: "2", taskName: "t", durationMs: "slow" } as never);
+    events.emit("job.failed", { jobId: "3", taskName: "t", durationMs: "slow" } as never);
+    assert.deepEqual(await rows(), [
+      { type: "job.completed", data: { jobId: "1", durationMs: 3, taskName: "t" } },
+      { type: "job.failed", data: { jobIds: ["2", "3"], taskName: "t", durationMs: "slow" } },
+    ]);
+  });
+
+  it("a run stops at the size of an event's data, per-job values counted", async () => {
+    const { events, rows } = recorder();
+    for (let i = 0; i < 2000; i++)
+      events.emit("job.completed", { jobId: String(i), taskName: "t", durationMs: i + 0.123456789 });
+    const got = await rows();
+    assert.ok(got.length > 1, "more than one row");
+    const ids = got.flatMap((r) => r.data.jobIds as string[]);
+    assert.deepEqual(
+      ids,
+      Array.from({ length: 2000 }, (_, i) => String(i)),
+    );
+    for (const r of got) {
+      assert.ok(JSON.stringify(r.data).length <= MAX_EVENT_DATA_BYTES, "within the limit");
+      assert.equal(
+        (r.data.each as { durationMs: number[] }).durationMs.length,
+        (r.data.jobIds as string[]).length,
+      );
+    }
   });
 });

@@ -281,6 +281,42 @@ for (const subject of JOB_BROKER_SUBJECTS) {
       }
     });
 
+    it("a busy worker's starts and completions share rows, and QueueEvents gives each job its own duration", async () => {
+      n++;
+      const ns = `ns${n}`;
+      const queue = queueOn(b.broker, ns).task("t", async () => {
+        await new Promise((r) => setTimeout(r, 1));
+      });
+      const listener = new QueueEvents({ broker: b.broker, namespace: ns, pollMs: 20 });
+      await listener.waitUntilReady();
+      const local = new Map<string, number | undefined>();
+      const heard = new Map<string, number | undefined>();
+      const started: string[] = [];
+      queue.on("job.completed", (e) => local.set(e.jobId, e.durationMs));
+      listener.on("job.completed", (e) => heard.set(e.jobId, e.durationMs));
+      listener.on("job.started", (e) => started.push(e.jobId));
+      const before = (await b.broker.readEvents(0, { limit: 0 })).lastId;
+      const worker = queue.runWorker({ concurrency: 4 });
+      try {
+        const ids = await queue.enqueueMany(
+          "t",
+          Array.from({ length: 40 }, () => ({ args: [] })),
+        );
+        await eventually(() => heard.size === 40 && started.length === 40, 10_000, "every completion heard");
+        assert.deepEqual(new Set(started), new Set(ids));
+        for (const id of ids) {
+          assert.equal(typeof heard.get(id), "number", `job ${id} has a duration`);
+          assert.equal(heard.get(id), local.get(id), `job ${id}: the duration its worker measured`);
+        }
+        const rows = (await b.broker.readEvents(before)).events.filter((r) => r.type !== "job.enqueued");
+        assert.ok(rows.length < 40, `${rows.length} rows for 40 starts and 40 completions`);
+      } finally {
+        await worker.stop();
+        await listener.close();
+        await queue.close();
+      }
+    });
+
     it("QueueEvents on another connection sees every job event, and resumes from its cursor", async () => {
       n++;
       const ns = `ns${n}`;
