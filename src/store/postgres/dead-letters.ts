@@ -12,9 +12,10 @@ const CANDIDATES = `
   WHERE queue = $1 AND state = 'dead_lettered' AND ($2::bigint = 0 OR enqueued_at < $2)
   ORDER BY id LIMIT $3`;
 
+/** The asked dead letters, each reached by its id (see `seekById` in core/lease-fence.ts). */
 const CANDIDATES_AMONG = `
   SELECT id, group_id FROM messages
-  WHERE queue = $1 AND state = 'dead_lettered' AND ($2::bigint = 0 OR enqueued_at < $2) AND id = ANY($3::bigint[])
+  WHERE id = ANY($3::bigint[]) AND (queue = $1 AND state = 'dead_lettered' AND ($2::bigint = 0 OR enqueued_at < $2)) IS TRUE
   ORDER BY id`;
 
 const REDRIVE_IN_PLACE = `

@@ -164,8 +164,9 @@ export class PgRecordOps implements Async<RecordOps> {
 
   async promote(a: { queue: string; seqs: number[]; now: number }): Promise<number> {
     const rows = await this.c.q(
+      // Each row reached by its id (see `seekById` in core/lease-fence.ts), not through the queue's scheduled rows.
       `UPDATE messages SET state = 'active', visible_at = $3
-       WHERE queue = $1 AND state = 'scheduled' AND id = ANY($2::bigint[]) RETURNING 1`,
+       WHERE id = ANY($2::bigint[]) AND (queue = $1 AND state = 'scheduled') IS TRUE RETURNING 1`,
       [pgName(a.queue), a.seqs, a.now],
     );
     return rows.length;
@@ -173,7 +174,8 @@ export class PgRecordOps implements Async<RecordOps> {
 
   async remove(a: { queue: string; seqs: number[]; receiptsSince: number }): Promise<number[]> {
     const rows = await this.c.q<{ id: string | number }>(
-      `WITH d AS (DELETE FROM messages WHERE queue = $1 AND state <> 'locked' AND id = ANY($2::bigint[])
+      // Each row reached by its id (see `seekById` in core/lease-fence.ts), not through the queue's rows.
+      `WITH d AS (DELETE FROM messages WHERE id = ANY($2::bigint[]) AND (queue = $1 AND state <> 'locked') IS TRUE
          RETURNING queue, id, lock_token, state, settled_at), ${KEPT_RECEIPTS("$3::bigint")}
        SELECT id FROM d`,
       [pgName(a.queue), a.seqs, a.receiptsSince],
