@@ -138,7 +138,8 @@ export class EventRecorder {
     const row = at === undefined ? undefined : this.buffer[at];
     // The latest row of this type takes the event unless the job has an event in a later row: the
     // events of different jobs within one flush may be grouped by type, each job's stay in order.
-    const joinable = row && jobId !== undefined && (this.latestOfJob.get(jobId) ?? -1) <= at!;
+    const joinable =
+      row && row.jobIds.length > 0 && jobId !== undefined && (this.latestOfJob.get(jobId) ?? -1) <= at!;
     // A like event joins without being taken apart and written as JSON again, which cost a sixth of
     // a batch enqueue.
     if (joinable && this.sameFields(event, row) && this.join(row, jobId, event, at!)) return;

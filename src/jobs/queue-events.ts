@@ -162,10 +162,10 @@ export class QueueEvents {
           // A run of like events is one row (see EventRecorder): one event per job, with the
           // values of its own per-job fields.
           if (Array.isArray(jobIds)) {
-            const perJob = Object.entries((each ?? {}) as Record<string, unknown[]>);
+            const perJob = typeof each === "object" && each !== null ? Object.entries(each) : [];
             jobIds.forEach((jobId, i) => {
               const event: Record<string, unknown> = { jobId, ...payload };
-              for (const [key, values] of perJob) event[key] = values[i];
+              for (const [key, values] of perJob) if (Array.isArray(values)) event[key] = values[i];
               this.emit(e.type as SharedEvent, event, meta);
             });
           } else this.emit(e.type as SharedEvent, payload, meta);
