@@ -10,8 +10,8 @@ export interface FenceParams {
    * Offer the planner the id alone as a way to the row, the other terms being tested on the row it
    * finds (wrapped in `IS TRUE`, which no index answers). For a batch joined to its items: given
    * `queue = … AND state = 'locked'`, PostgreSQL may read every locked row of the queue for each
-   * batch (statistics taken while few rows were locked make that look cheap), so one
-   * `CompleteBatch` of 64 took 64 ms with 20,000 messages in flight instead of 4 ms.
+   * batch (statistics taken while few rows were locked make that look cheap): a receive of 64 and
+   * its `CompleteBatch` took 68.8 ms with 20,000 messages in flight, 8.2 ms by id.
    */
   seekById?: boolean;
 }
