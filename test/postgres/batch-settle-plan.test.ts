@@ -2,7 +2,7 @@
 // promoteMessages, removeMessages, a redrive of chosen dead letters) reach each of them by primary
 // key on PostgreSQL, however stale the planner's statistics: given `queue = … AND state = 'locked'` it read
 // every locked row of the queue for each batch when the statistics said few rows were locked (a
-// CompleteBatch of 64 took 64 ms with 20,000 messages in flight instead of 4 ms).
+// receive of 64 and its CompleteBatch took 68.8 ms with 20,000 messages in flight, 8.2 ms by id).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import pg from "pg";
