@@ -317,6 +317,34 @@ for (const subject of JOB_BROKER_SUBJECTS) {
       }
     });
 
+    it("QueueEvents delivers the jobs of a row whose per-job list is malformed, without those values", async () => {
+      n++;
+      const ns = `ns${n}`;
+      const listener = new QueueEvents({ broker: b.broker, namespace: ns, pollMs: 20 });
+      await listener.waitUntilReady();
+      const heard: Record<string, unknown>[] = [];
+      listener.on("job.completed", (e) => heard.push({ ...e }));
+      try {
+        const row = (ids: string[], each: unknown) =>
+          JSON.stringify({ jobIds: ids, each, taskName: "t", namespace: ns });
+        await b.broker.appendEvents([
+          { type: "job.completed", data: row(["a", "b"], 5) },
+          { type: "job.completed", data: row(["c"], { durationMs: "slow" }) },
+          { type: "job.completed", data: row(["d", "e"], { durationMs: [1, 2] }) },
+        ]);
+        await eventually(() => heard.length === 5, 10_000, "every job heard");
+        assert.deepEqual(heard, [
+          { jobId: "a", taskName: "t" },
+          { jobId: "b", taskName: "t" },
+          { jobId: "c", taskName: "t" },
+          { jobId: "d", taskName: "t", durationMs: 1 },
+          { jobId: "e", taskName: "t", durationMs: 2 },
+        ]);
+      } finally {
+        await listener.close();
+      }
+    });
+
     it("QueueEvents on another connection sees every job event, and resumes from its cursor", async () => {
       n++;
       const ns = `ns${n}`;
