@@ -18,6 +18,11 @@ export const DEFAULT_CONCURRENCY = 16;
 
 /** Jobs averaging under this (ms) are claimed ahead of free slots, up to `batchSize`. */
 const SHORT_JOB_MS = 5;
+/**
+ * Claims that took at least this long (ms) wait on a server: the next one is sent before the
+ * buffer runs dry. An in-process claim takes a fraction of it and runs on this thread anyway.
+ */
+const REMOTE_CLAIM_MS = 1;
 
 /** A job claimed ahead, waiting for a slot. */
 interface Buffered {
@@ -75,6 +80,13 @@ export class Worker {
   private broker: Broker | undefined;
   /** Jobs claimed ahead of free slots (only while jobs are short). */
   private readonly buffer: Buffered[] = [];
+  /** The claim that refills `buffer` while the slots are busy, when one is in flight. */
+  private claimingAhead: Promise<void> | undefined;
+  /**
+   * How long the last claim that found jobs took (ms). A long-poll that parked first overstates it
+   * once: the claim ahead it then allows measures a round trip alone (it never parks).
+   */
+  private lastClaimMs = 0;
   /** Moving average of handler durations (ms). */
   private avgJobMs: number | undefined;
   /** Whether this worker's subscriptions were written (retried on each heartbeat until they are). */
@@ -227,6 +239,7 @@ export class Worker {
         this.launch(this.buffer.shift()!);
       const free = this.concurrency - this.running.size;
       if (free <= 0) {
+        this.claimAheadIfLow(broker);
         this.waitingForSlot = true;
         // Completions wait for the next claim's transaction, but never past this turn of the loop.
         if (this.outbox.size > 0 && !this.outboxFlushQueued) {
@@ -240,9 +253,15 @@ export class Worker {
         this.waitingForSlot = false;
         continue;
       }
+      if (this.claimingAhead) {
+        // A claim ahead is already under way: its jobs come first.
+        await this.claimingAhead;
+        continue;
+      }
       // The completions that freed the slots share this claim's transaction.
       this.flushOutbox();
       let batch: Message[];
+      const asked = performance.now();
       try {
         batch = await broker.receiveAny(this.engineQueues, {
           maxMessages: this.jobsAreShort() ? Math.max(free, this.batchSize) : Math.min(free, this.batchSize),
@@ -267,17 +286,58 @@ export class Worker {
         continue;
       }
       const claimedAt = performance.now();
+      if (batch.length > 0) this.lastClaimMs = claimedAt - asked;
       for (const m of batch) {
         if (this.running.size < this.concurrency) this.launch(m);
         else this.buffer.push({ message: m, claimedAt });
       }
     }
+    // Completions queued while the loop waited for a slot would otherwise wait for a claim that no
+    // longer comes (a handler that stops its own worker queues its completion just then).
+    this.waitingForSlot = false;
+    this.flushOutbox();
     // Stopping: claimed-ahead jobs go back at once, without spending an attempt.
+    await this.claimingAhead;
     for (const b of this.buffer.splice(0)) {
       await broker
         .abandon(b.message.queue!, b.message.seqNumber, b.message.lockToken!, { countDelivery: false })
         .catch(() => {});
     }
+  }
+
+  /**
+   * While the slots are busy with short jobs and fewer than half a batch wait in the buffer, claims
+   * the next batch without waiting for a slot: the claim's round trip then overlaps the jobs still
+   * to run instead of following them (on PostgreSQL that round trip is most of a short job's cost).
+   * It does not long-poll; when it finds nothing, the loop's own claim parks as usual.
+   */
+  private claimAheadIfLow(broker: Broker): void {
+    if (this.claimingAhead || this.abort.signal.aborted) return;
+    if (this.lastClaimMs < REMOTE_CLAIM_MS || !this.jobsAreShort()) return;
+    if (this.buffer.length * 2 > this.batchSize) return;
+    const asked = performance.now();
+    this.claimingAhead = broker
+      .receiveAny(this.engineQueues, {
+        maxMessages: this.batchSize,
+        waitMs: 0,
+        gates: this.claimGates(),
+        lockDurationMs: this.leaseMs,
+      })
+      .then(
+        (batch) => {
+          const claimedAt = performance.now();
+          if (batch.length > 0) this.lastClaimMs = claimedAt - asked;
+          for (const message of batch) this.buffer.push({ message, claimedAt });
+        },
+        (err) => {
+          // The loop's own claim comes next and reports (and backs off) if the failure persists.
+          if (!this.abort.signal.aborted)
+            this.core.logger.debug({ workerId: this.id, err: String(err) }, "claim ahead failed");
+        },
+      )
+      .finally(() => {
+        this.claimingAhead = undefined;
+      });
   }
 
   /** True while recent jobs took under `SHORT_JOB_MS` on average: claiming ahead then holds nobody up. */

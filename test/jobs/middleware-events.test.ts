@@ -134,6 +134,28 @@ onEverySubject("jobs: middleware, events and workers", (s) => {
     for (const id of ids) assert.equal((await queue.getJob(id))?.status, "complete");
   });
 
+  it("a handler can stop its own worker: its job completes and stop() resolves", async () => {
+    let stopping: Promise<void> | undefined;
+    const ran: number[] = [];
+    const queue = s.queue().task("once", (i: number) => {
+      ran.push(i);
+      // Job 2 starts from the worker's buffer (jobs 1-4 came in one claim) while the loop waits
+      // for its one slot: its completion is queued after stop() began.
+      if (i === 2) stopping = worker.stop();
+      return i;
+    });
+    const ids = await queue.enqueueMany(
+      "once",
+      Array.from({ length: 6 }, (_, i) => ({ args: [i] as [number] })),
+    );
+    const worker = queue.runWorker({ concurrency: 1, batchSize: 4 });
+    await eventually(() => stopping !== undefined, 3000, "the handler to stop its worker");
+    await stopping;
+    assert.deepEqual(ran, [0, 1, 2]);
+    for (const [i, id] of ids.entries())
+      assert.equal((await queue.getJob(id))?.status, i <= 2 ? "complete" : "pending", `job ${i}`);
+  });
+
   it("a worker reaped for missing heartbeats is reported once as worker.offline", async () => {
     const t = { queue: s.queue() };
     const broker = await t.queue.broker();

@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import { it } from "node:test";
+import type { Broker } from "../../src/contract/broker.js";
+import { eventually, sleep } from "./helpers.js";
+import { onEverySubject } from "./subject-queues.js";
+
+/** Every claim the worker made: the jobs started and claimed before it was sent, and what it got. */
+interface ClaimSeen {
+  startedBefore: number;
+  claimedBefore: number;
+  got: number;
+}
+
+/**
+ * The subject's broker with each claim answered `delayMs` later, as a server farther away would
+ * answer it; `started` is read when a claim is sent (the handlers count their starts into it).
+ */
+function distantClaims(
+  broker: Broker,
+  delayMs: number,
+  started: () => number,
+): { broker: Broker; claims: ClaimSeen[] } {
+  const claims: ClaimSeen[] = [];
+  let claimed = 0;
+  const receiveAny: Broker["receiveAny"] = async (queues, options) => {
+    const seen = { startedBefore: started(), claimedBefore: claimed, got: 0 };
+    claims.push(seen);
+    await sleep(delayMs);
+    const got = await broker.receiveAny(queues, options);
+    seen.got = got.length;
+    claimed += got.length;
+    return got;
+  };
+  const distant = new Proxy(broker, {
+    get(target, prop) {
+      if (prop === "receiveAny") return receiveAny;
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { broker: distant, claims };
+}
+
+onEverySubject("jobs: claiming ahead when a claim waits on a server", (s) => {
+  it("sends the next claim while claimed jobs still wait, and runs every job once, in order", async () => {
+    const ran: number[] = [];
+    const { broker, claims } = distantClaims(await s.queue().broker(), 5, () => ran.length);
+    const queue = s.queue({}, broker).task("rec", (i: number) => {
+      ran.push(i);
+    });
+    await queue.enqueueMany(
+      "rec",
+      Array.from({ length: 40 }, (_, i) => ({ args: [i] as [number] })),
+    );
+    const worker = queue.runWorker({ concurrency: 1, batchSize: 8 });
+    await eventually(() => ran.length === 40, 10_000, "40 jobs");
+    await worker.stop();
+    assert.deepEqual(
+      ran,
+      Array.from({ length: 40 }, (_, i) => i),
+    );
+    const ahead = claims.filter((c) => c.startedBefore < c.claimedBefore);
+    assert.ok(
+      ahead.length > 0,
+      `a claim was sent before the claimed jobs had all started: ${JSON.stringify(claims)}`,
+    );
+    for (const c of ahead) {
+      assert.ok(
+        c.claimedBefore - c.startedBefore <= 4,
+        `a claim ahead is sent once at most half a batch waits: ${JSON.stringify(c)}`,
+      );
+    }
+  });
+
+  it("stopping while a claim ahead is under way puts its jobs back without spending an attempt", async () => {
+    const ran: number[] = [];
+    const { broker, claims } = distantClaims(await s.queue().broker(), 30, () => ran.length);
+    let stopping: Promise<void> | undefined;
+    const queue = s.queue({}, broker).task("rec", (i: number) => {
+      ran.push(i);
+      // Jobs 1-4 came in one claim; launching job 2 left two waiting (half a batch), so a claim
+      // ahead went out then: it is still in flight while job 3 runs.
+      if (i === 3) stopping = worker.stop();
+    });
+    const ids = await queue.enqueueMany(
+      "rec",
+      Array.from({ length: 12 }, (_, i) => ({ args: [i] as [number] })),
+    );
+    const worker = queue.runWorker({ concurrency: 1, batchSize: 4 });
+    await eventually(() => stopping !== undefined, 10_000, "the worker to stop");
+    await stopping;
+    assert.deepEqual(ran, [0, 1, 2, 3]);
+    assert.ok(
+      claims.some((c) => c.startedBefore < c.claimedBefore && c.got > 0),
+      `a claim ahead took jobs: ${JSON.stringify(claims)}`,
+    );
+    for (const [i, id] of ids.entries()) {
+      const job = await queue.getJob(id);
+      assert.ok(job, `job ${i}`);
+      if (i < 4) assert.equal(job.status, "complete", `job ${i}`);
+      else {
+        assert.equal(job.status, "pending", `job ${i} is back in the queue`);
+        assert.equal(job.retryCount, 0, `job ${i} spent no attempt`);
+      }
+    }
+  });
+});
