@@ -83,10 +83,11 @@ export class Worker {
   /** The claim that refills `buffer` while the slots are busy, when one is in flight. */
   private claimingAhead: Promise<void> | undefined;
   /**
-   * How long the last claim that found jobs took (ms). A long-poll that parked first overstates it
-   * once: the claim ahead it then allows measures a round trip alone (it never parks).
+   * How long the last claim took when it came back full (ms); 0 after one that found fewer jobs
+   * than it asked for: then nothing is known to wait, and nothing is claimed ahead. A long-poll
+   * that parked first overstates it once: the claim ahead it then allows never parks.
    */
-  private lastClaimMs = 0;
+  private fullClaimMs = 0;
   /** Moving average of handler durations (ms). */
   private avgJobMs: number | undefined;
   /** Whether this worker's subscriptions were written (retried on each heartbeat until they are). */
@@ -262,9 +263,10 @@ export class Worker {
       this.flushOutbox();
       let batch: Message[];
       const asked = performance.now();
+      const max = this.jobsAreShort() ? Math.max(free, this.batchSize) : Math.min(free, this.batchSize);
       try {
         batch = await broker.receiveAny(this.engineQueues, {
-          maxMessages: this.jobsAreShort() ? Math.max(free, this.batchSize) : Math.min(free, this.batchSize),
+          maxMessages: max,
           waitMs: LONG_POLL_MS,
           gates: this.claimGates(),
           lockDurationMs: this.leaseMs,
@@ -286,7 +288,7 @@ export class Worker {
         continue;
       }
       const claimedAt = performance.now();
-      if (batch.length > 0) this.lastClaimMs = claimedAt - asked;
+      this.fullClaimMs = batch.length >= max ? claimedAt - asked : 0;
       for (const m of batch) {
         if (this.running.size < this.concurrency) this.launch(m);
         else this.buffer.push({ message: m, claimedAt });
@@ -306,14 +308,14 @@ export class Worker {
   }
 
   /**
-   * While the slots are busy with short jobs and fewer than half a batch wait in the buffer, claims
-   * the next batch without waiting for a slot: the claim's round trip then overlaps the jobs still
+   * While the slots are busy with short jobs, fewer than half a batch wait in the buffer and the
+   * last claim came back full, claims the next batch without waiting for a slot: the claim's round trip then overlaps the jobs still
    * to run instead of following them (on PostgreSQL that round trip is most of a short job's cost).
    * It does not long-poll; when it finds nothing, the loop's own claim parks as usual.
    */
   private claimAheadIfLow(broker: Broker): void {
     if (this.claimingAhead || this.abort.signal.aborted) return;
-    if (this.lastClaimMs < REMOTE_CLAIM_MS || !this.jobsAreShort()) return;
+    if (this.fullClaimMs < REMOTE_CLAIM_MS || !this.jobsAreShort()) return;
     if (this.buffer.length * 2 > this.batchSize) return;
     const asked = performance.now();
     this.claimingAhead = broker
@@ -326,7 +328,7 @@ export class Worker {
       .then(
         (batch) => {
           const claimedAt = performance.now();
-          if (batch.length > 0) this.lastClaimMs = claimedAt - asked;
+          this.fullClaimMs = batch.length >= this.batchSize ? claimedAt - asked : 0;
           for (const message of batch) this.buffer.push({ message, claimedAt });
         },
         (err) => {
