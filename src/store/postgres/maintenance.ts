@@ -23,6 +23,7 @@ const ACTIVATE_DUE =
 const NEXT_DUE = "SELECT min(visible_at) AS due FROM messages WHERE state = 'scheduled'";
 const NEXT_LEASE_END = "SELECT min(locked_until) AS at FROM messages WHERE state = 'locked'";
 
+/** Matches `idx_msg_expire`'s predicate term for term, so that the planner can use that index. */
 const EXPIRED =
   "messages.expires_at > 0 AND messages.expires_at <= $1 AND messages.state NOT IN ('dead_lettered', 'completed', 'cancelled')";
 
