@@ -31,11 +31,23 @@ export interface Receipt {
  */
 export type Outcome = "applied" | "replayed" | "missed";
 
+/**
+ * A fenced settlement's outcome, and whether the row it changed was held in order (it has a
+ * `groupId`, or its queue is `strict_fifo`): settling it may make the next message claimable, which
+ * must wake receivers parked on the queue (nothing else announces it).
+ */
+export interface Settled {
+  outcome: Outcome;
+  ordered: boolean;
+}
+
 /** A message's state after an abandon that applied. */
 export interface Abandoned {
   outcome: Outcome;
   state?: "active" | "scheduled" | "dead_lettered";
   visibleAt?: number;
+  /** The row was held in order (see `Settled`). */
+  ordered?: boolean;
 }
 
 /** A renewal: whether the queue exists, and the lease's new end when the fence held. */
@@ -50,13 +62,16 @@ export interface SettleOps {
    * Deletes the row held under the fence, or with `keep` marks it `completed` with its result,
    * keeping the lock token (a kept row answers a replay while `receipt` is absent).
    */
-  complete(a: Fence & { keep?: KeepOptions; receipt?: Receipt }): Outcome;
-  /** `complete` for many rows of one queue; an outcome per item, in order. */
+  complete(a: Fence & { keep?: KeepOptions; receipt?: Receipt }): Settled;
+  /**
+   * `complete` for many rows of one queue: an outcome per item, in order, and whether any row it
+   * changed was held in order (see `Settled`).
+   */
   completeBatch(a: {
     queue: string;
     now: number;
     items: { seq: number; token: string; keep?: KeepOptions; receipt?: Receipt }[];
-  }): Outcome[];
+  }): { outcomes: Outcome[]; ordered: boolean };
   /**
    * Gives the delivery back: active now, `scheduled` after `delayMs`, or dead-lettered at the
    * delivery limit (a counted delivery only). `countDelivery: false` takes the delivery back.
@@ -68,7 +83,7 @@ export interface SettleOps {
   /** Dead-letters the row with `reason` and `description`; records `error` when it applied. */
   reject(
     a: Fence & { reason: string; description: string | null; error: string | null; receipt: Receipt },
-  ): Outcome;
+  ): Settled;
   /** Parks the row in `deferred`. */
   defer(a: Fence & { receipt: Receipt }): Outcome;
   /** Whether the identical request's receipt (or, for a completion, its kept row) exists. */
@@ -130,10 +145,11 @@ export function* complete(
   if (!token) throw new LockLostError();
   // Built once, without spreads: this is every message's completion.
   const a = { queue, seq, token, now: s.now, keep, receipt: completionReceipt(keep) };
-  const outcome = (yield (o: Ops) => o.settle.complete(a)) as Outcome;
+  const { outcome, ordered } = (yield (o: Ops) => o.settle.complete(a)) as Settled;
   if (outcome === "applied" || (yield* fenced(a, COMPLETED, outcome))) {
     s.effects.completed(queue, 1);
     s.effects.settled([seq]);
+    if (ordered) s.effects.activated(queue);
   }
 }
 
@@ -144,6 +160,7 @@ export function* completeBatch(
 ): Verb<CompleteResult[]> {
   const live = items.filter((i) => i.lockToken);
   const outcomes: Outcome[] = [];
+  let ordered = false;
   // At most STEP_ITEMS a statement: a long write may let the event loop turn between them.
   for (let from = 0; from < live.length; from += STEP_ITEMS) {
     const part = live.slice(from, from + STEP_ITEMS).map((i) => ({
@@ -153,7 +170,8 @@ export function* completeBatch(
       receipt: completionReceipt(i.keep),
     }));
     const done = yield* ask((o) => o.settle.completeBatch({ queue, now: s.now, items: part }));
-    for (const outcome of done) outcomes.push(outcome);
+    for (const outcome of done.outcomes) outcomes.push(outcome);
+    ordered ||= done.ordered;
   }
   const ok = new Map<LockRef, boolean>();
   const done: number[] = [];
@@ -177,6 +195,7 @@ export function* completeBatch(
   if (done.length > 0) {
     s.effects.completed(queue, done.length);
     s.effects.settled(done);
+    if (ordered) s.effects.activated(queue);
   }
   return items.map((i) => ({ seqNumber: i.seqNumber, ok: ok.get(i) === true }));
 }
@@ -213,7 +232,10 @@ export function* abandon(
   if (row.outcome !== "applied" && !(yield* fenced(fence, receipt, row.outcome))) return;
   if (row.state === "active") s.effects.activated(queue);
   else if (row.state === "scheduled" && row.visibleAt !== undefined) s.effects.scheduled(row.visibleAt);
-  else if (row.state === "dead_lettered") s.effects.settled([seq]);
+  else if (row.state === "dead_lettered") {
+    s.effects.settled([seq]);
+    if (row.ordered) s.effects.activated(queue);
+  }
 }
 
 export interface RejectInput {
@@ -234,10 +256,13 @@ export function* reject(
   const reason = a.reason || DEFAULT_REJECT_REASON;
   const description = a.description ?? "";
   const receipt: Receipt = { operation: "dead_lettered", args: receiptArgs(reason, description) };
-  const outcome = yield* ask((o) =>
+  const { outcome, ordered } = yield* ask((o) =>
     o.settle.reject({ ...fence, reason, description: description || null, error: a.error || null, receipt }),
   );
-  if (outcome === "applied" || (yield* fenced(fence, receipt, outcome))) s.effects.settled([seq]);
+  if (outcome === "applied" || (yield* fenced(fence, receipt, outcome))) {
+    s.effects.settled([seq]);
+    if (ordered) s.effects.activated(queue);
+  }
 }
 
 export function* defer(s: WriteScope, queue: string, seq: number, token: string): Verb<void> {

@@ -9,6 +9,7 @@ import type {
   Outcome,
   Receipt,
   Renewed,
+  Settled,
   SettleOps,
 } from "../../core/verbs/settle.js";
 import type { SqliteDatabase } from "./database.js";
@@ -21,6 +22,12 @@ const FENCE = leaseFence({ seq: "@seq", queue: "@queue", token: "@token" });
 export const EFFECTIVE_MAX = "(CASE WHEN max_deliveries > 0 THEN max_deliveries ELSE @max END)";
 
 const applied = (changes: number): Outcome => (changes > 0 ? "applied" : "missed");
+
+/** What a fenced statement's `RETURNING ordered` answered: no row when the fence did not hold. */
+type OrderedRow = { ordered: number } | undefined;
+
+/** Answers whether the changed row has a group (held in order, see `Settled`; so is a strict queue's). */
+const ORDERED = "RETURNING group_id IS NOT NULL AS ordered";
 
 /**
  * The settlement statements on SQLite (the rules are in core/verbs/settle.ts). A receipt is its own
@@ -43,12 +50,12 @@ export class SqliteSettleOps implements SettleOps {
     private readonly queues: QueueRegistry,
   ) {
     this.receipts = new Receipts(db);
-    this.completeRow = db.prepare(`DELETE FROM messages WHERE ${FENCE}`);
+    this.completeRow = db.prepare(`DELETE FROM messages WHERE ${FENCE} ${ORDERED}`);
     // A kept row keeps the token it was completed with: it is the completion's receipt.
     this.keepRow = db.prepare(`
       UPDATE messages SET state = 'completed', result = @result, expires_at = @now + @retain, settled_at = @now,
         locked_until = 0
-      WHERE ${FENCE}`);
+      WHERE ${FENCE} ${ORDERED}`);
     this.keptCompletion = db.prepare(
       "SELECT 1 FROM messages WHERE id = ? AND queue = ? AND state = 'completed' AND lock_token = ? AND settled_at > ?",
     );
@@ -61,7 +68,7 @@ export class SqliteSettleOps implements SettleOps {
         settled_at = CASE WHEN ${dead} THEN @now ELSE settled_at END,
         lock_token = NULL, locked_until = 0
       WHERE ${FENCE}
-      RETURNING state, visible_at`);
+      RETURNING state, visible_at, group_id IS NOT NULL AS ordered`);
     this.releaseRow = db.prepare(`
       UPDATE messages SET
         state = CASE WHEN @delay > 0 THEN 'scheduled' ELSE 'active' END,
@@ -72,7 +79,7 @@ export class SqliteSettleOps implements SettleOps {
     this.rejectRow = db.prepare(`
       UPDATE messages SET state = 'dead_lettered', dead_letter_reason = @reason, dead_letter_description = @description,
         settled_at = @now, lock_token = NULL, locked_until = 0
-      WHERE ${FENCE}`);
+      WHERE ${FENCE} ${ORDERED}`);
     this.deferRow = db.prepare(
       `UPDATE messages SET state = 'deferred', lock_token = NULL, locked_until = 0 WHERE ${FENCE}`,
     );
@@ -85,26 +92,41 @@ export class SqliteSettleOps implements SettleOps {
       SELECT id, delivery_count, @error, @now FROM messages WHERE ${FENCE}`);
   }
 
+  /** Whether a changed row was held in order (see `Settled`): it has a group, or its queue is strict. */
+  private heldInOrder(queue: string, row: OrderedRow): boolean {
+    return (
+      row !== undefined && (row.ordered === 1 || this.queues.get(queue)?.ordering_mode === "strict_fifo")
+    );
+  }
+
   private receipted(f: Fence, receipt: Receipt | undefined, changes: number): Outcome {
     if (changes > 0 && receipt)
       this.receipts.write(f.queue, f.seq, f.token, receipt.operation, receipt.args, f.now);
     return applied(changes);
   }
 
-  complete(a: Fence & { keep?: KeepOptions; receipt?: Receipt }): Outcome {
+  complete(a: Fence & { keep?: KeepOptions; receipt?: Receipt }): Settled {
     const { seq, queue, token, now, keep } = a;
-    const changes = keep
-      ? this.keepRow.run({ seq, queue, token, now, retain: keep.retainMs, result: keep.result }).changes
-      : this.completeRow.run({ seq, queue, token, now }).changes;
-    return this.receipted(a, a.receipt, changes);
+    const row = (
+      keep
+        ? this.keepRow.get({ seq, queue, token, now, retain: keep.retainMs, result: keep.result })
+        : this.completeRow.get({ seq, queue, token, now })
+    ) as OrderedRow;
+    return { outcome: this.receipted(a, a.receipt, row ? 1 : 0), ordered: this.heldInOrder(queue, row) };
   }
 
   completeBatch(a: {
     queue: string;
     now: number;
     items: { seq: number; token: string; keep?: KeepOptions; receipt?: Receipt }[];
-  }): Outcome[] {
-    return a.items.map((i) => this.complete({ queue: a.queue, now: a.now, ...i }));
+  }): { outcomes: Outcome[]; ordered: boolean } {
+    let ordered = false;
+    const outcomes = a.items.map((i) => {
+      const done = this.complete({ queue: a.queue, now: a.now, ...i });
+      ordered ||= done.ordered;
+      return done.outcome;
+    });
+    return { outcomes, ordered };
   }
 
   abandon(
@@ -118,26 +140,31 @@ export class SqliteSettleOps implements SettleOps {
       a.countDelivery
         ? this.abandonRow.get({ seq, queue, token, now, delay: a.delayMs, max: q.max_delivery_count })
         : this.releaseRow.get({ seq, queue, token, now, delay: a.delayMs })
-    ) as { state: Abandoned["state"]; visible_at: number } | undefined;
+    ) as { state: Abandoned["state"]; visible_at: number; ordered: number } | undefined;
     if (!row) return { outcome: "missed" };
     this.receipts.write(queue, seq, token, a.receipt.operation, a.receipt.args, now);
-    return { outcome: "applied", state: row.state, visibleAt: row.visible_at };
+    return {
+      outcome: "applied",
+      state: row.state,
+      visibleAt: row.visible_at,
+      ordered: this.heldInOrder(queue, row),
+    };
   }
 
   reject(
     a: Fence & { reason: string; description: string | null; error: string | null; receipt: Receipt },
-  ): Outcome {
+  ): Settled {
     const { seq, queue, token, now } = a;
     if (a.error) this.insertError.run({ queue, seq, token, error: a.error, now });
-    const changes = this.rejectRow.run({
+    const row = this.rejectRow.get({
       seq,
       queue,
       token,
       now,
       reason: a.reason,
       description: a.description,
-    }).changes;
-    return this.receipted(a, a.receipt, changes);
+    }) as OrderedRow;
+    return { outcome: this.receipted(a, a.receipt, row ? 1 : 0), ordered: this.heldInOrder(queue, row) };
   }
 
   defer(a: Fence & { receipt: Receipt }): Outcome {

@@ -184,6 +184,56 @@ cases((factory) => {
       );
     });
 
+    it(
+      "1.9 a parked receive is woken when the head of a group is completed, alone or in a batch",
+      QUICK,
+      async () => {
+        const [a1, a2, a3] = await s.broker.send("q", [
+          { body: "a1", groupId: "a" },
+          { body: "a2", groupId: "a" },
+          { body: "a3", groupId: "a" },
+        ]);
+        const head = await receiveOne(s.broker, "q");
+        assert.equal(head.seqNumber, a1);
+        const parked = s.broker.receive("q", { waitMs: LONG });
+        await settle();
+        await s.broker.complete("q", head.seqNumber, head.lockToken);
+        const [next] = await parked;
+        assert.equal(next?.seqNumber, a2);
+        const third = s.broker.receive("q", { waitMs: LONG });
+        await settle();
+        await s.broker.completeBatch("q", [{ seqNumber: next!.seqNumber, lockToken: next!.lockToken! }]);
+        assert.deepEqual(seqs(await third), [a3]);
+      },
+    );
+
+    it("1.9 a parked receive is woken when the head of a group is dead-lettered", QUICK, async () => {
+      await s.broker.createQueue("once", { lockDurationMs: 1000, maxDeliveryCount: 1 });
+      for (const queue of ["q", "once"]) {
+        const [, b2] = await s.broker.send(queue, [
+          { body: "b1", groupId: "b" },
+          { body: "b2", groupId: "b" },
+        ]);
+        const head = await receiveOne(s.broker, queue);
+        const parked = s.broker.receive(queue, { waitMs: LONG });
+        await settle();
+        // Rejected; on a queue of one delivery, abandoned at its delivery limit.
+        if (queue === "q") await s.broker.reject(queue, head.seqNumber, head.lockToken);
+        else await s.broker.abandon(queue, head.seqNumber, head.lockToken);
+        assert.deepEqual(seqs(await parked), [b2], queue);
+      }
+    });
+
+    it("1.9 a parked receive on a strict_fifo queue is woken when the head is completed", QUICK, async () => {
+      await s.broker.createQueue("strict", { lockDurationMs: 1000, orderingMode: "strict_fifo" });
+      const [, second] = await s.broker.send("strict", [{ body: "s1" }, { body: "s2" }]);
+      const head = await receiveOne(s.broker, "strict");
+      const parked = s.broker.receive("strict", { waitMs: LONG });
+      await settle();
+      await s.broker.complete("strict", head.seqNumber, head.lockToken);
+      assert.deepEqual(seqs(await parked), [second]);
+    });
+
     it("1.9 one message wakes one of two parked receivers; the other times out empty", QUICK, async () => {
       const a = s.broker.receive("q", { waitMs: 300 });
       const b = s.broker.receive("q", { waitMs: 300 });
