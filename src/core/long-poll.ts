@@ -4,6 +4,8 @@ import type { Claimed } from "./verbs/claim.js";
 import { waitAny } from "./wait-any.js";
 import type { PlainClaim, Take, Waiters } from "./waiters.js";
 
+const NOTHING: Claimed = { messages: [], retryAt: undefined };
+
 /** One long-poll: claims on `keys`, waiting up to `waitMs` for something to claim. */
 export interface LongPoll {
   keys: readonly string[];
@@ -33,9 +35,12 @@ export interface LongPoll {
 export async function longPoll(clock: Clock, waiters: Waiters<Message>, p: LongPoll): Promise<Message[]> {
   const { signal, take } = p;
   const deadline = clock.now() + p.waitMs;
-  // The first claim runs before parking: a receiver that finds messages never parks.
+  // The first claim runs before parking: a receiver that finds messages never parks. A plain one on
+  // a queue known drained parks at once (an idle worker back from a job handed to it): the claim
+  // would find nothing, and a send that starts meanwhile would find no one to hand its job to.
   let epoch = waiters.epoch;
-  let got = await p.claim();
+  const key = p.plain && p.keys.length === 1 ? p.keys[0] : undefined;
+  let got = key !== undefined && waiters.isDrained(key) ? NOTHING : await p.claim();
   for (;;) {
     if (got.messages.length > 0) return got.messages;
     const now = clock.now();
@@ -85,7 +90,11 @@ export async function longPoll(clock: Clock, waiters: Waiters<Message>, p: LongP
       woken = await waiter.woken;
     }
     const taken = waiter.taken();
-    if (taken) return taken;
+    if (taken) {
+      // Parked at `epoch` after finding nothing; unless a wake-up came since, the send left nothing.
+      if (key !== undefined) waiters.noteDrained(key, epoch);
+      return taken;
+    }
     // Not woken: the wait ran its time (measured in real time: an injected clock need not move),
     // or was aborted. One last look at the deadline (a wake-up may have raced it).
     if (!woken || signal?.aborted || clock.now() >= deadline) {

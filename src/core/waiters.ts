@@ -147,6 +147,9 @@ export class Waiters<T = unknown> {
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private wakeUps = 0;
+  /** The queues where nothing is claimable as of `drainedEpoch` (see `noteDrained`). */
+  private readonly drained = new Set<string>();
+  private drainedEpoch = -1;
 
   constructor(
     /** Returns true when another connection has committed since the last call. */
@@ -166,6 +169,30 @@ export class Waiters<T = unknown> {
    */
   get epoch(): number {
     return this.wakeUps;
+  }
+
+  /**
+   * Notes that nothing on `queue` is claimable as of `epoch`: a long-poll parked there after a claim
+   * that found nothing at that epoch, and a sender handed it messages that left nothing claimable
+   * behind (a send that leaves some announces them). Kept only while `epoch` is still the current
+   * one and every claimable commit is announced (`announcesAll`).
+   */
+  noteDrained(queue: string, epoch: number): void {
+    if (!this.announcesAll || epoch !== this.wakeUps) return;
+    // Any wake-up ends every note: only the current epoch's are kept.
+    if (this.drainedEpoch !== epoch) {
+      this.drained.clear();
+      this.drainedEpoch = epoch;
+    }
+    this.drained.add(queue);
+  }
+
+  /**
+   * True when nothing on `queue` has become claimable since `noteDrained`: no wake-up was announced
+   * since, so a claim there would find nothing, and a long-poll may park without one.
+   */
+  isDrained(queue: string): boolean {
+    return this.drainedEpoch === this.wakeUps && this.drained.has(queue);
   }
 
   /**

@@ -140,6 +140,52 @@ describe("long-poll: the claim after parking, and a sender holding a parked rece
     assert.equal(claims, 12);
   });
 
+  it("back from a hand-off, the next plain long-poll of the queue parks without a claim until a wake-up", async () => {
+    const waiters = announced();
+    let claims = 0;
+    const claim = async () => {
+      claims++;
+      return none;
+    };
+    const seqsOf = async (poll: Promise<Message[]>) => (await poll).map((m) => m.seqNumber);
+    const first = plainPoll(waiters, ["q"], 5000, claim);
+    await sleep(20);
+    waiters.hold("q")!.release([message(1)]);
+    assert.deepEqual(await seqsOf(first), [1]);
+    assert.equal(claims, 1);
+    assert.equal(waiters.isDrained("q"), true);
+    assert.equal(waiters.isDrained("other"), false);
+
+    const second = plainPoll(waiters, ["q"], 5000, claim);
+    await sleep(20);
+    assert.equal(claims, 1, "parked without a claim");
+    waiters.hold("q")!.release([message(2)]);
+    assert.deepEqual(await seqsOf(second), [2]);
+
+    // A wake-up of any queue ends it: the next long-poll claims before it parks.
+    waiters.notify("other");
+    assert.equal(waiters.isDrained("q"), false);
+    assert.deepEqual(await plainPoll(waiters, ["q"], 30, claim), []);
+    assert.equal(claims, 3, "its claim, then the deadline's last look");
+
+    // A receiver released with nothing, or handed messages while a wake-up came: nothing noted.
+    const third = plainPoll(waiters, ["q"], 5000, claim);
+    await sleep(20);
+    const held = waiters.hold("q")!;
+    waiters.notify("q");
+    held.release([message(5)]);
+    assert.deepEqual(await seqsOf(third), [5]);
+    assert.equal(waiters.isDrained("q"), false);
+
+    // Without every commit announced (another process found by polling), never.
+    const polled = new Waiters<Message>(() => false, 50, false);
+    const elsewhere = plainPoll(polled, ["q"], 5000, claim);
+    await sleep(20);
+    polled.hold("q")!.release([message(4)]);
+    assert.deepEqual(await seqsOf(elsewhere), [4]);
+    assert.equal(polled.isDrained("q"), false);
+  });
+
   it("an aborted, a multi-queue or a non-plain receiver is never held", async () => {
     const waiters = announced();
     const abort = new AbortController();

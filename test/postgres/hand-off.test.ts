@@ -255,4 +255,62 @@ describe("PostgreSQL hand-off: a send stores its messages locked for a receiver 
     // The deadline's last look.
     assert.equal(spy.claims(), 2);
   });
+
+  it("back from a hand-off, a receiver parks again without a claim while nothing was announced", async () => {
+    const q = await queue();
+    const first = b.receive(q, { waitMs: 5000 });
+    await parked();
+    await b.send(q, { body: "one" });
+    const [m1] = await first;
+    assert.equal(m1?.body.toString(), "one");
+    await b.complete(q, m1!.seqNumber, m1!.lockToken!);
+    const spy = spyStatements();
+    const again = b.receive(q, { waitMs: 5000 });
+    await parked();
+    const [seq] = await b.send(q, { body: "two" });
+    const [m2] = await again;
+    spy.stop();
+    assert.equal(m2?.seqNumber, seq, "handed over");
+    assert.equal(spy.claims(), 0, "no claim: the queue was known drained");
+  });
+
+  // Each receive below would wait out its 5 s were the change it should see not announced.
+  it("back from a hand-off, a receiver claims what was announced meanwhile: a send, a group's next message", {
+    timeout: 4000,
+  }, async () => {
+    const q = await queue();
+    const first = b.receive(q, { waitMs: 5000 });
+    await parked();
+    await b.send(q, { body: "one" });
+    const [m1] = await first;
+    // Sent while no receiver is parked: announced, so the next receive claims before parking.
+    const [sent] = await b.send(q, { body: "meanwhile" });
+    const spy = spyStatements();
+    assert.deepEqual(
+      (await b.receive(q, { waitMs: 5000 })).map((m) => m.seqNumber),
+      [sent],
+    );
+    spy.stop();
+    assert.equal(spy.claims(), 1);
+    await b.complete(q, m1!.seqNumber, m1!.lockToken!);
+
+    // A group's head is held by another consumer; a hand-off (of a higher priority: a claimable row
+    // of the same or more would stop it) leaves the queue looking drained until that head settles,
+    // which announces its successor.
+    const [, g2] = await b.send(q, [
+      { body: "g1", groupId: "g" },
+      { body: "g2", groupId: "g" },
+    ]);
+    const [head] = await b.receive(q);
+    const parkedOne = b.receive(q, { waitMs: 5000 });
+    await parked();
+    await b.send(q, { body: "handed", priority: 5 });
+    const [handed] = await parkedOne;
+    assert.equal(handed?.body.toString(), "handed");
+    await b.complete(q, head!.seqNumber, head!.lockToken!);
+    assert.deepEqual(
+      (await b.receive(q, { waitMs: 5000 })).map((m) => m.seqNumber),
+      [g2],
+    );
+  });
 });

@@ -69,6 +69,8 @@ export function* runStep(s: WriteScope, step: MaintenanceStep, bounds: DlqBounds
         out.deadLettered++;
         out.settled.push(row.id);
         dead.push(row.queue);
+        // Announced too: when it headed a group (or a strict queue), the next one is claimable now.
+        out.activated.add(row.queue);
       } else {
         out.requeued++;
         out.activated.add(row.queue);
