@@ -224,6 +224,21 @@ cases((factory) => {
       }
     });
 
+    it("1.9 a parked receive is woken when the reaper dead-letters a group's head", QUICK, async () => {
+      await s.broker.createQueue("once", { lockDurationMs: 1000, maxDeliveryCount: 1 });
+      const [, c2] = await s.broker.send("once", [
+        { body: "c1", groupId: "c" },
+        { body: "c2", groupId: "c" },
+      ]);
+      await receiveOne(s.broker, "once");
+      const parked = s.broker.receive("once", { waitMs: LONG });
+      await settle();
+      // Its lease lapses at its delivery limit: the reaper dead-letters it.
+      s.clock.advance(1000);
+      await s.maintain();
+      assert.deepEqual(seqs(await parked), [c2]);
+    });
+
     it("1.9 a parked receive on a strict_fifo queue is woken when the head is completed", QUICK, async () => {
       await s.broker.createQueue("strict", { lockDurationMs: 1000, orderingMode: "strict_fifo" });
       const [, second] = await s.broker.send("strict", [{ body: "s1" }, { body: "s2" }]);
