@@ -309,9 +309,10 @@ export class Worker {
 
   /**
    * While the slots are busy with short jobs, fewer than half a batch wait in the buffer and the
-   * last claim came back full, claims the next batch without waiting for a slot: the claim's round trip then overlaps the jobs still
-   * to run instead of following them (on PostgreSQL that round trip is most of a short job's cost).
-   * It does not long-poll; when it finds nothing, the loop's own claim parks as usual.
+   * last claim came back full, claims the next batch without waiting for a slot: the claim's round
+   * trip then overlaps the jobs still to run instead of following them (on PostgreSQL that round
+   * trip is most of a short job's cost). It does not long-poll; when it finds nothing, the loop's
+   * own claim parks as usual.
    */
   private claimAheadIfLow(broker: Broker): void {
     if (this.claimingAhead || this.abort.signal.aborted) return;
