@@ -3,7 +3,7 @@ import { NotFoundError } from "../contract/errors.js";
 import type { DebounceOptions } from "../contract/job-service.js";
 import type { OutgoingMessage } from "../contract/types.js";
 import type { QueueCore } from "./core.js";
-import { debounceRule, mergeDebounce, resolveDebounceKey } from "./debounce.js";
+import { type DebounceRule, debounceRule, mergeDebounce, resolveDebounceKey } from "./debounce.js";
 import { QueueError } from "./errors.js";
 import {
   DEFAULT_MAX_RETRIES,
@@ -14,7 +14,7 @@ import {
 } from "./job-record.js";
 import { engineQueue } from "./naming.js";
 import { encodeNotes } from "./notes.js";
-import { serializeCall } from "./serializer.js";
+import { serializeCall, serializeCalls } from "./serializer.js";
 import type { EnqueueOptions } from "./types.js";
 
 /** One job ready to send: its engine queue and message. */
@@ -25,6 +25,26 @@ export interface PreparedJob {
   message: OutgoingMessage;
   /** Set when the job is debounced: it goes through its window (`sendDebounced`). */
   debounce?: DebounceOptions;
+}
+
+/** What a job's options make of it, all but its body (see `Enqueuer.shape`): shared by the jobs of a batch with the same options. */
+interface JobShape {
+  engineQueue: string;
+  queue: string;
+  taskName: string;
+  /** Its message's fields besides the body (read-only: the jobs of a batch share them). */
+  fields: Omit<OutgoingMessage, "body">;
+  /** How errors name the task. */
+  context: string;
+  rule: DebounceRule | undefined;
+}
+
+function checkTaskName(taskName: string): void {
+  if (typeof taskName !== "string" || taskName.length === 0) throw new QueueError("a task name is required");
+}
+
+function checkArgs(args: unknown): void {
+  if (!Array.isArray(args)) throw new QueueError("args must be an array of positional arguments");
 }
 
 function nonNegative(value: number | undefined, field: string): number | undefined {
@@ -44,10 +64,8 @@ export class Enqueuer {
 
   /** Builds a job's message (runs `onEnqueue` middleware, which may change args and options). */
   prepare(taskName: string, args: unknown[], options: EnqueueOptions): PreparedJob {
-    if (typeof taskName !== "string" || taskName.length === 0)
-      throw new QueueError("a task name is required");
-    if (!Array.isArray(args)) throw new QueueError("args must be an array of positional arguments");
-    const task = this.core.tasks.get(taskName);
+    checkTaskName(taskName);
+    checkArgs(args);
     let o = options;
     if (this.core.middleware.length > 0) {
       const ctx = { taskName, args, options: { ...options } };
@@ -55,6 +73,42 @@ export class Enqueuer {
       args = ctx.args;
       o = ctx.options;
     }
+    return this.job(this.shape(taskName, o), args, serializeCall(this.core.serializer, args));
+  }
+
+  /**
+   * `prepare` of each item of a batch of one task. Without middleware (which may change each job
+   * its own way), the options an item shares with others (none, or the same object) are checked and
+   * turned into message fields once, and the bodies are serialized together.
+   */
+  prepareMany(
+    taskName: string,
+    items: readonly { args?: unknown[]; options?: EnqueueOptions }[],
+  ): PreparedJob[] {
+    if (this.core.middleware.length > 0)
+      return items.map((i) => this.prepare(taskName, i.args ?? [], i.options ?? {}));
+    checkTaskName(taskName);
+    const calls = items.map((i) => {
+      const args = i.args ?? [];
+      checkArgs(args);
+      return args;
+    });
+    const shapes = new Map<EnqueueOptions | undefined, JobShape>();
+    const shaped = items.map((i) => {
+      let shape = shapes.get(i.options);
+      if (!shape) {
+        shape = this.shape(taskName, i.options ?? {});
+        shapes.set(i.options, shape);
+      }
+      return shape;
+    });
+    const bodies = serializeCalls(this.core.serializer, calls);
+    return shaped.map((shape, k) => this.job(shape, calls[k]!, bodies[k]!));
+  }
+
+  /** What a job's options make of it, all but its body: checked, with the task's defaults. */
+  private shape(taskName: string, o: EnqueueOptions): JobShape {
+    const task = this.core.tasks.get(taskName);
     const maxRetries =
       nonNegative(o.maxRetries, "maxRetries") ?? task?.options.maxRetries ?? DEFAULT_MAX_RETRIES;
     const timeoutMs = nonNegative(o.timeoutMs, "timeoutMs") ?? task?.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -67,15 +121,14 @@ export class Enqueuer {
         `${context}: uniqueKey and debounce cannot be combined (two different collapse rules)`,
       );
     const queue = o.queue ?? "default";
-    const serializer = this.core.serializer;
-    const message: OutgoingMessage = {
-      body: serializeCall(serializer, args),
+    const fields: Omit<OutgoingMessage, "body"> = {
       subject: taskName,
       priority: Math.trunc(o.priority ?? 0),
       maxDeliveryCount: maxRetries + 1,
       lockDurationMs: timeoutMs + LEASE_GRACE_MS,
-      contentType: serializer.contentType,
-      delayMs: delayMs > 0 ? delayMs : undefined,
+      contentType: this.core.serializer.contentType,
+      // A debounced job's window sets its run time (delayMs is ignored).
+      delayMs: delayMs > 0 && !rule ? delayMs : undefined,
       uniqueKey: o.uniqueKey,
     };
     if (o.metadata !== undefined || o.notes !== undefined) {
@@ -85,19 +138,30 @@ export class Enqueuer {
         properties[PROP_METADATA] = o.metadata;
       }
       if (o.notes !== undefined) properties[PROP_NOTES] = encodeNotes(o.notes);
-      message.properties = properties;
+      fields.properties = properties;
     }
-    const prepared: PreparedJob = {
+    return {
       engineQueue: engineQueue(o.namespace ?? this.core.namespace, queue),
       queue,
       taskName,
-      message,
+      fields,
+      context,
+      rule,
+    };
+  }
+
+  private job(shape: JobShape, args: unknown[], body: Uint8Array): PreparedJob {
+    const { fields, rule } = shape;
+    const prepared: PreparedJob = {
+      engineQueue: shape.engineQueue,
+      queue: shape.queue,
+      taskName: shape.taskName,
+      message: { body, ...fields },
     };
     if (rule) {
-      // One window per task and key within the queue; the window sets the run time (delayMs is ignored).
-      delete message.delayMs;
+      // One window per task and key within the queue.
       prepared.debounce = {
-        key: JSON.stringify([taskName, resolveDebounceKey(context, rule.keyTemplate, args)]),
+        key: JSON.stringify([shape.taskName, resolveDebounceKey(shape.context, rule.keyTemplate, args)]),
         windowMs: rule.windowMs,
         maxWaitMs: rule.maxWaitMs,
         replaceBody: rule.replacePayload,

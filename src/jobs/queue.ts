@@ -240,9 +240,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
     this.assertOpen();
     if (!Array.isArray(items)) throw new QueueError("enqueueMany takes an array of { args, options }");
     await this.admit(items.map((i) => i.options ?? {}));
-    const prepared = items.map((i) =>
-      this.enqueuer.prepare(task, (i.args ?? []) as unknown[], i.options ?? {}),
-    );
+    const prepared = this.enqueuer.prepareMany(task, items as EnqueueItem<unknown[]>[]);
     if (prepared.some((p) => p.debounce))
       throw new QueueError("enqueueMany cannot debounce: enqueue debounced jobs one at a time");
     return this.enqueuer.send(prepared);

@@ -21,6 +21,12 @@ export function serializeCall(serializer: Serializer, args: unknown[]): Uint8Arr
   return serializer.serializeCall ? serializer.serializeCall(args) : serializer.serialize(args);
 }
 
+/** The bodies of many calls with `serializer`: `serializeCall` of each (see `JsonSerializer.serializeCalls`). */
+export function serializeCalls(serializer: Serializer, calls: readonly unknown[][]): Uint8Array[] {
+  if (serializer instanceof JsonSerializer) return serializer.serializeCalls(calls);
+  return calls.map((args) => serializeCall(serializer, args));
+}
+
 /** A call body's positional arguments (a non-list value is one argument; empty bytes none). */
 export function deserializeCall(serializer: Serializer, bytes: Uint8Array): unknown[] {
   if (serializer.deserializeCall) return serializer.deserializeCall(bytes);
@@ -43,6 +49,34 @@ const VERBATIM = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
  */
 const ASCII_VERBATIM = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
+/** Characters of plain calls written into one slab of bytes (see `serializeCalls`). */
+const SLAB_CHARS = 64 * 1024;
+
+/**
+ * The JSON of a call whose arguments are strings, numbers, booleans and nulls, written here (a
+ * string with nothing to escape is copied as it is: `JSON.stringify` examines it character by
+ * character, the slowest part of an enqueue), and whether it is printable ASCII (its bytes are then
+ * its characters, written with a plain copy instead of UTF-8 encoding). Undefined for any other call.
+ */
+function plainCall(args: unknown[]): { json: string; ascii: boolean } | undefined {
+  let json = "[";
+  let ascii = true;
+  for (let i = 0; i < args.length; i++) {
+    const v = args[i];
+    let piece: string;
+    if (typeof v === "string") {
+      if (ASCII_VERBATIM.test(v)) piece = `"${v}"`;
+      else {
+        ascii = false;
+        piece = VERBATIM.test(v) ? `"${v}"` : JSON.stringify(v);
+      }
+    } else if (typeof v === "number" || typeof v === "boolean" || v === null) piece = JSON.stringify(v);
+    else return undefined;
+    json += i === 0 ? piece : `,${piece}`;
+  }
+  return { json: `${json}]`, ascii };
+}
+
 /** The default: JSON (so same-language only: no Dates, BigInts or Buffers round-trip). `undefined` is empty bytes. */
 export class JsonSerializer implements Serializer {
   readonly contentType = "application/json";
@@ -64,22 +98,54 @@ export class JsonSerializer implements Serializer {
   serializeCall(args: unknown[]): Uint8Array {
     // A subclass that writes values its own way writes calls its own way too.
     if (this.serialize !== JsonSerializer.prototype.serialize) return this.serialize(args);
-    let json = "[";
-    let ascii = true;
-    for (let i = 0; i < args.length; i++) {
-      const v = args[i];
-      let piece: string;
-      if (typeof v === "string") {
-        if (ASCII_VERBATIM.test(v)) piece = `"${v}"`;
-        else {
-          ascii = false;
-          piece = VERBATIM.test(v) ? `"${v}"` : JSON.stringify(v);
-        }
-      } else if (typeof v === "number" || typeof v === "boolean" || v === null) piece = JSON.stringify(v);
-      else return this.serialize(args);
-      json += i === 0 ? piece : `,${piece}`;
+    const call = plainCall(args);
+    if (call === undefined) return this.serialize(args);
+    return Buffer.from(call.json, call.ascii ? "latin1" : "utf8");
+  }
+
+  /**
+   * `serializeCall` of each call, byte for byte. The plain ASCII calls of a batch are written into
+   * shared slabs, each call's body a view of its slab: one copy into bytes per slab instead of one
+   * per call, which was a tenth of a batch enqueue's time.
+   */
+  serializeCalls(calls: readonly unknown[][]): Uint8Array[] {
+    // A subclass that writes values or calls its own way is asked call by call.
+    if (
+      this.serialize !== JsonSerializer.prototype.serialize ||
+      this.serializeCall !== JsonSerializer.prototype.serializeCall
+    )
+      return calls.map((a) => this.serializeCall(a));
+    const out: Uint8Array[] = new Array(calls.length);
+    // The pending slab: its calls' texts and their places in `out`.
+    let texts: string[] = [];
+    let slots: number[] = [];
+    let chars = 0;
+    const cut = () => {
+      if (texts.length === 0) return;
+      const slab = Buffer.from(texts.join(""), "latin1");
+      let at = 0;
+      texts.forEach((t, k) => {
+        out[slots[k]!] = slab.subarray(at, at + t.length);
+        at += t.length;
+      });
+      texts = [];
+      slots = [];
+      chars = 0;
+    };
+    for (let i = 0; i < calls.length; i++) {
+      const call = plainCall(calls[i]!);
+      if (call === undefined) out[i] = this.serialize(calls[i]);
+      else if (!call.ascii || call.json.length > SLAB_CHARS / 4)
+        out[i] = Buffer.from(call.json, call.ascii ? "latin1" : "utf8");
+      else {
+        texts.push(call.json);
+        slots.push(i);
+        chars += call.json.length;
+        if (chars >= SLAB_CHARS) cut();
+      }
     }
-    return Buffer.from(`${json}]`, ascii ? "latin1" : "utf8");
+    cut();
+    return out;
   }
 
   deserialize(bytes: Uint8Array): unknown {

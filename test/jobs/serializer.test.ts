@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { deserializeCall, JsonSerializer, serializeCall } from "../../src/jobs/serializer.js";
+import {
+  deserializeCall,
+  JsonSerializer,
+  type Serializer,
+  serializeCall,
+  serializeCalls,
+} from "../../src/jobs/serializer.js";
 
 // The JSON serializer writes a call's arguments itself when they are simple; the bytes must be
 // exactly what JSON.stringify gives, whatever the strings hold.
@@ -54,5 +60,52 @@ describe("JsonSerializer: calls", () => {
       }
     }
     assert.equal(Buffer.from(serializeCall(new Upper(), ["abc"])).toString(), '["ABC"]');
+  });
+});
+
+// A batch's plain ASCII calls share slabs of bytes; each body must be its own call's bytes exactly.
+describe("JsonSerializer: a batch of calls", () => {
+  const json = new JsonSerializer();
+  const bytes = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+
+  it("writes each call's bytes as serializeCall does, in order, across slab boundaries", () => {
+    const calls: unknown[][] = [];
+    for (let i = 0; i < 700; i++) {
+      // Plain ASCII of many lengths (slabs cut at 64 Ki characters), with the other kinds between.
+      calls.push(["job", i, "y".repeat((i * 37) % 500)]);
+      if (i % 50 === 0) calls.push(["é non-ASCII", i]);
+      if (i % 70 === 0) calls.push([{ nested: i }]);
+      if (i % 90 === 0) calls.push(["z".repeat(20_000)]); // longer than a quarter slab: its own bytes
+      if (i % 33 === 0) calls.push([]);
+    }
+    const bodies = serializeCalls(json, calls);
+    assert.equal(bodies.length, calls.length);
+    calls.forEach((args, i) => {
+      assert.ok(bytes(bodies[i]!).equals(Buffer.from(serializeCall(json, args))), `call ${i}`);
+      assert.deepEqual(deserializeCall(json, bodies[i]!), JSON.parse(JSON.stringify(args)));
+    });
+    const slabs = new Set(bodies.map((b) => b.buffer));
+    assert.ok(slabs.size < calls.length / 10, `${slabs.size} buffers for ${calls.length} calls`);
+  });
+
+  it("asks a serializer of its own way call by call", () => {
+    class Upper extends JsonSerializer {
+      override serialize(value: unknown): Uint8Array {
+        return Buffer.from(JSON.stringify(value).toUpperCase());
+      }
+    }
+    class Tagged extends JsonSerializer {
+      override serializeCall(args: unknown[]): Uint8Array {
+        return Buffer.from(`call:${args.length}`);
+      }
+    }
+    const custom: Serializer = {
+      serialize: (v) => Buffer.from(`v:${JSON.stringify(v)}`),
+      deserialize: () => undefined,
+    };
+    const text = (s: Serializer) => serializeCalls(s, [["abc"], [1, 2]]).map((b) => bytes(b).toString());
+    assert.deepEqual(text(new Upper()), ['["ABC"]', "[1,2]"]);
+    assert.deepEqual(text(new Tagged()), ["call:1", "call:2"]);
+    assert.deepEqual(text(custom), ['v:["abc"]', "v:[1,2]"]);
   });
 });
