@@ -9,49 +9,9 @@ import pg from "pg";
 import { silentLogger } from "../../src/contract/logger.js";
 import { PostgresBroker } from "../../src/store/postgres/postgres-broker.js";
 import { dropSchema, freshSchema, PG_DSN, requirePostgres } from "./pg.js";
+import { captureStatements, explainScans } from "./plans.js";
 
 await requirePostgres();
-
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  Plans?: PlanNode[];
-}
-
-/** The indexes a bitmap scan's children read. */
-function bitmapIndexes(node: PlanNode): string[] {
-  return (node.Plans ?? []).flatMap((c) =>
-    c["Node Type"] === "Bitmap Index Scan" ? [c["Index Name"] ?? ""] : bitmapIndexes(c),
-  );
-}
-
-/** How the plan reads `messages`: each scan as `<node type> <index>`. */
-function messageScans(node: PlanNode, out: string[] = []): string[] {
-  if (
-    node["Relation Name"] === "messages" &&
-    !/^(Update|Delete|Insert|ModifyTable)$/.test(node["Node Type"])
-  ) {
-    const index =
-      node["Node Type"] === "Bitmap Heap Scan" ? bitmapIndexes(node).join(" ") : (node["Index Name"] ?? "");
-    out.push(`${node["Node Type"]} ${index}`.trim());
-  }
-  for (const child of node.Plans ?? []) messageScans(child, out);
-  return out;
-}
-
-/** Records the statements sent through `pg` whose text contains `marker`, with their values. */
-function captureStatements(marker: string) {
-  const seen: { text: string; values: unknown[] }[] = [];
-  const query = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const config = args[0] as { text?: string; values?: unknown[] } | string;
-    if (typeof config === "object" && config.text?.includes(marker))
-      seen.push({ text: config.text, values: config.values ?? [] });
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query;
-  return { seen, restore: () => (pg.Client.prototype.query = query) };
-}
 
 describe("PostgreSQL: statements given a list of messages reach them by primary key", () => {
   const schema = freshSchema("mqplan");
@@ -94,11 +54,7 @@ describe("PostgreSQL: statements given a list of messages reach them by primary 
     }
     assert.equal(capture.seen.length, 1, `one statement containing ${marker}`);
     const { text, values } = capture.seen[0]!;
-    const { rows } = await admin.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(
-      `EXPLAIN (FORMAT JSON) ${text}`,
-      values,
-    );
-    const scans = messageScans(rows[0]!["QUERY PLAN"][0].Plan);
+    const scans = await explainScans(admin, text, values);
     assert.ok(scans.length > 0, "the plan reads messages");
     assert.deepEqual(
       scans.filter((s) => !/^(Index (Only )?Scan|Bitmap Heap Scan) messages_pkey$/.test(s)),
