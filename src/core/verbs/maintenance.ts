@@ -13,6 +13,12 @@ export interface Reaped {
   deadLettered: boolean;
 }
 
+/** How many rows of each queue a TTL pass expired. */
+export interface ExpiredInQueue {
+  queue: string;
+  n: number;
+}
+
 /**
  * The statements the upkeep needs (the background steps and the dead-letter queue). Each runs
  * inside the step's transaction; every one is safe on two processes or nodes at once (each touches
@@ -27,10 +33,10 @@ export interface MaintenanceOps extends DeadLetterOps {
   activateDue(a: { now: number }): string[];
   /** The earliest scheduled delivery time, if any (the scheduler's next wake-up). */
   nextScheduled(): number | undefined;
-  /** Expired live rows of queues that dead-letter on expiry → dead-lettered (`TTLExpired`). */
-  deadLetterExpired(a: { now: number }): number;
-  /** Expired live rows of the other queues → deleted. */
-  deleteExpired(a: { now: number }): number;
+  /** Expired live rows of queues that dead-letter on expiry → dead-lettered (`TTLExpired`); how many per queue. */
+  deadLetterExpired(a: { now: number }): ExpiredInQueue[];
+  /** Expired live rows of the other queues → deleted; how many per queue. */
+  deleteExpired(a: { now: number }): ExpiredInQueue[];
   /** Kept outcomes (completed, cancelled) whose retention lapsed → deleted (a bounded batch). */
   dropRetained(a: { now: number }): number;
   /** Named locks whose lease lapsed → deleted. */
@@ -85,8 +91,16 @@ export function* runStep(s: WriteScope, step: MaintenanceStep, bounds: DlqBounds
     }
     next = yield* ask((o) => o.maintenance.nextScheduled());
   } else if (step === "expire") {
-    out.expired += yield* ask((o) => o.maintenance.deadLetterExpired({ now }));
-    out.expired += yield* ask((o) => o.maintenance.deleteExpired({ now }));
+    const expired = [
+      ...(yield* ask((o) => o.maintenance.deadLetterExpired({ now }))),
+      ...(yield* ask((o) => o.maintenance.deleteExpired({ now }))),
+    ];
+    for (const { queue, n } of expired) {
+      out.expired += n;
+      // Announced: an expired locked, deferred or scheduled row held its group's line (or a strict
+      // queue's), and the next one is claimable now.
+      out.activated.add(queue);
+    }
     out.retainedDropped += yield* ask((o) => o.maintenance.dropRetained({ now }));
     yield* ask((o) => o.maintenance.dropExpiredLocks({ now }));
   } else if (step === "janitor") {

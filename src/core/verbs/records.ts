@@ -107,6 +107,8 @@ export function* cancelMessage(
     return (yield* ask((o) => o.records.requestCancel({ queue, seq }))) ? "requested" : "none";
   }
   s.effects.settled([seq]);
+  // A cancelled locked, deferred or scheduled row may have held its group's line (or a strict queue's).
+  s.effects.activated(queue);
   return "cancelled";
 }
 
@@ -204,5 +206,7 @@ export function* removeMessages(s: WriteScope, queue: string, seqs: number[]): V
   if (seqs.length === 0) return 0;
   const removed = yield* ask((o) => o.records.remove({ queue, seqs, receiptsSince: receiptsSince(s.now) }));
   s.effects.settled(removed);
+  // A removed deferred or scheduled row may have held its group's line (or a strict queue's).
+  if (removed.length > 0) s.effects.activated(queue);
   return removed.length;
 }

@@ -1,6 +1,6 @@
 import { MAX_DELIVERY_REASON } from "../../core/limits.js";
 import type { Async } from "../../core/port.js";
-import type { MaintenanceOps, Reaped } from "../../core/verbs/maintenance.js";
+import type { ExpiredInQueue, MaintenanceOps, Reaped } from "../../core/verbs/maintenance.js";
 import { EFFECTIVE_MAX } from "./columns.js";
 import { count, PgDeadLetterOps } from "./dead-letters.js";
 import { PgTopicLog } from "./topic-log.js";
@@ -32,15 +32,15 @@ const EXPIRE_TO_DLQ = `
     UPDATE messages SET state = 'dead_lettered', dead_letter_reason = 'TTLExpired', settled_at = $1,
       lock_token = NULL, locked_until = 0
     FROM queues q WHERE q.name = messages.queue AND q.dead_letter_on_expire = 1 AND ${EXPIRED}
-    RETURNING 1)
-  SELECT count(*)::int AS n FROM d`;
+    RETURNING messages.queue)
+  SELECT queue, count(*)::int AS n FROM d GROUP BY queue`;
 
 const EXPIRE_DELETE = `
   WITH d AS (
     DELETE FROM messages USING queues q
     WHERE q.name = messages.queue AND q.dead_letter_on_expire = 0 AND ${EXPIRED}
-    RETURNING 1)
-  SELECT count(*)::int AS n FROM d`;
+    RETURNING messages.queue)
+  SELECT queue, count(*)::int AS n FROM d GROUP BY queue`;
 
 /** Kept outcomes (completed, cancelled) whose retention lapsed. */
 const DROP_RETAINED = `
@@ -102,12 +102,12 @@ export class PgMaintenanceOps extends PgDeadLetterOps implements Async<Maintenan
     return row?.due ?? undefined;
   }
 
-  deadLetterExpired(a: { now: number }): Promise<number> {
-    return count(this.c, EXPIRE_TO_DLQ, [a.now]);
+  deadLetterExpired(a: { now: number }): Promise<ExpiredInQueue[]> {
+    return this.c.q<ExpiredInQueue>(EXPIRE_TO_DLQ, [a.now]);
   }
 
-  deleteExpired(a: { now: number }): Promise<number> {
-    return count(this.c, EXPIRE_DELETE, [a.now]);
+  deleteExpired(a: { now: number }): Promise<ExpiredInQueue[]> {
+    return this.c.q<ExpiredInQueue>(EXPIRE_DELETE, [a.now]);
   }
 
   dropRetained(a: { now: number }): Promise<number> {

@@ -1,5 +1,5 @@
 import { MAX_DELIVERY_REASON } from "../../core/limits.js";
-import type { MaintenanceOps, Reaped } from "../../core/verbs/maintenance.js";
+import type { ExpiredInQueue, MaintenanceOps, Reaped } from "../../core/verbs/maintenance.js";
 import type { SqliteDatabase } from "./database.js";
 import { SqliteDeadLetterOps } from "./dead-letters.js";
 import type { QueueCounter } from "./queue-counter.js";
@@ -52,12 +52,18 @@ export class SqliteMaintenanceOps extends SqliteDeadLetterOps implements Mainten
     const expired =
       "expires_at > 0 AND expires_at <= @now AND state <> 'dead_lettered' AND state <> 'completed' AND state <> 'cancelled'";
     // Pinned to the expiry index: by the queue's index SQLite would read every row of those queues.
-    this.expireToDlq = db.prepare(`
+    this.expireToDlq = db
+      .prepare(`
       UPDATE messages INDEXED BY idx_msg_expire SET state = 'dead_lettered', dead_letter_reason = 'TTLExpired', settled_at = @now,
         lock_token = NULL, locked_until = 0
-      WHERE ${expired} AND queue IN (SELECT name FROM queues WHERE dead_letter_on_expire = 1)`);
-    this.expireDelete = db.prepare(`
-      DELETE FROM messages INDEXED BY idx_msg_expire WHERE ${expired} AND queue IN (SELECT name FROM queues WHERE dead_letter_on_expire = 0)`);
+      WHERE ${expired} AND queue IN (SELECT name FROM queues WHERE dead_letter_on_expire = 1)
+      RETURNING queue`)
+      .pluck();
+    this.expireDelete = db
+      .prepare(`
+      DELETE FROM messages INDEXED BY idx_msg_expire WHERE ${expired} AND queue IN (SELECT name FROM queues WHERE dead_letter_on_expire = 0)
+      RETURNING queue`)
+      .pluck();
     this.dropRetainedRows = db.prepare(`
       DELETE FROM messages WHERE id IN (SELECT id FROM messages INDEXED BY idx_msg_expire
         WHERE expires_at > 0 AND expires_at <= ? AND state <> 'dead_lettered' AND state IN ('completed', 'cancelled')
@@ -86,12 +92,12 @@ export class SqliteMaintenanceOps extends SqliteDeadLetterOps implements Mainten
     return (this.nextDue.get() as { due: number | null }).due ?? undefined;
   }
 
-  deadLetterExpired(a: { now: number }): number {
-    return this.expireToDlq.run(a).changes;
+  deadLetterExpired(a: { now: number }): ExpiredInQueue[] {
+    return perQueue(this.expireToDlq.iterate(a) as Iterable<string>);
   }
 
-  deleteExpired(a: { now: number }): number {
-    return this.expireDelete.run(a).changes;
+  deleteExpired(a: { now: number }): ExpiredInQueue[] {
+    return perQueue(this.expireDelete.iterate(a) as Iterable<string>);
   }
 
   dropRetained(a: { now: number }): number {
@@ -130,4 +136,11 @@ export function reclaimFreePages(db: SqliteDatabase): void {
   } catch {
     // busy: next time
   }
+}
+
+/** The rows' queues counted (read one at a time: an expiry can reach a million rows). */
+function perQueue(queues: Iterable<string>): ExpiredInQueue[] {
+  const n = new Map<string, number>();
+  for (const q of queues) n.set(q, (n.get(q) ?? 0) + 1);
+  return [...n].map(([queue, count]) => ({ queue, n: count }));
 }

@@ -239,6 +239,48 @@ cases((factory) => {
       assert.deepEqual(seqs(await parked), [c2]);
     });
 
+    it("1.9 a parked receive is woken when a locked group head expires", QUICK, async () => {
+      await s.broker.createQueue("ttl", { lockDurationMs: 60_000 });
+      await s.broker.send("ttl", { body: "t1", groupId: "t" }, { ttlMs: 1000 });
+      const [t2] = await s.broker.send("ttl", { body: "t2", groupId: "t" });
+      await receiveOne(s.broker, "ttl");
+      const parked = s.broker.receive("ttl", { waitMs: LONG });
+      await settle();
+      // Its time to live passes while it is locked: the TTL pass dead-letters it.
+      s.clock.advance(1000);
+      await s.maintain();
+      assert.deepEqual(seqs(await parked), [t2]);
+      assert.equal(
+        (await s.broker.peek("ttl", { state: "dead_lettered" }))[0]?.deadLetterReason,
+        "TTLExpired",
+      );
+    });
+
+    it(
+      "1.9 a parked receive is woken when a group's deferred head is cancelled or removed",
+      QUICK,
+      async () => {
+        await s.broker.createQueue("held", { lockDurationMs: 60_000 });
+        for (const drop of ["cancel", "remove"] as const) {
+          const [, next] = await s.broker.send("held", [
+            { body: "h1", groupId: drop },
+            { body: "h2", groupId: drop },
+          ]);
+          const head = await receiveOne(s.broker, "held");
+          // Deferred, it holds its group's line: nothing is claimable.
+          await s.broker.defer("held", head.seqNumber, head.lockToken);
+          const parked = s.broker.receive("held", { waitMs: LONG });
+          await settle();
+          if (drop === "cancel")
+            assert.equal(await s.broker.cancelMessage("held", head.seqNumber), "cancelled");
+          else assert.equal(await s.broker.removeMessages("held", [head.seqNumber]), 1);
+          const [got] = await parked;
+          assert.equal(got?.seqNumber, next, drop);
+          await s.broker.complete("held", got!.seqNumber, got!.lockToken!);
+        }
+      },
+    );
+
     it("1.9 a parked receive on a strict_fifo queue is woken when the head is completed", QUICK, async () => {
       await s.broker.createQueue("strict", { lockDurationMs: 1000, orderingMode: "strict_fifo" });
       const [, second] = await s.broker.send("strict", [{ body: "s1" }, { body: "s2" }]);
