@@ -32,22 +32,36 @@ export interface Receipt {
 export type Outcome = "applied" | "replayed" | "missed";
 
 /**
- * A fenced settlement's outcome, and whether the row it changed was held in order (it has a
- * `groupId`, or its queue is `strict_fifo`): settling it may make the next message claimable, which
- * must wake receivers parked on the queue (nothing else announces it).
+ * Where a settled row stood in its queue's order, as the store answers it: the row has a group
+ * (`grouped`), its queue is `strict_fifo` (`strict`). See `heldTheLine`.
  */
-export interface Settled {
-  outcome: Outcome;
-  ordered: boolean;
+export interface LinePlace {
+  grouped?: boolean;
+  strict?: boolean;
 }
 
-/** A message's state after an abandon that applied. */
-export interface Abandoned {
+/**
+ * Whether a settled row held a line: a grouped row holds its group's, any row of a strict queue
+ * the queue's. Settling it may make the next message of the line claimable, which must wake
+ * receivers parked on the queue (nothing else announces it).
+ */
+export const heldTheLine = (p: LinePlace): boolean => p.grouped === true || p.strict === true;
+
+/** A fenced settlement's outcome, and where the row it changed stood (see `heldTheLine`). */
+export interface Settled extends LinePlace {
+  outcome: Outcome;
+}
+
+/** A settlement of many rows of one queue: an outcome per item, and whether any changed row was grouped. */
+export interface BatchSettled extends LinePlace {
+  outcomes: Outcome[];
+}
+
+/** A message's state after an abandon that applied, and where it stood (see `heldTheLine`). */
+export interface Abandoned extends LinePlace {
   outcome: Outcome;
   state?: "active" | "scheduled" | "dead_lettered";
   visibleAt?: number;
-  /** The row was held in order (see `Settled`). */
-  ordered?: boolean;
 }
 
 /** A renewal: whether the queue exists, and the lease's new end when the fence held. */
@@ -64,14 +78,14 @@ export interface SettleOps {
    */
   complete(a: Fence & { keep?: KeepOptions; receipt?: Receipt }): Settled;
   /**
-   * `complete` for many rows of one queue: an outcome per item, in order, and whether any row it
-   * changed was held in order (see `Settled`).
+   * `complete` for many rows of one queue: an outcome per item, in order, whether any row it
+   * changed had a group, and whether the queue is strict.
    */
   completeBatch(a: {
     queue: string;
     now: number;
     items: { seq: number; token: string; keep?: KeepOptions; receipt?: Receipt }[];
-  }): { outcomes: Outcome[]; ordered: boolean };
+  }): BatchSettled;
   /**
    * Gives the delivery back: active now, `scheduled` after `delayMs`, or dead-lettered at the
    * delivery limit (a counted delivery only). `countDelivery: false` takes the delivery back.
@@ -145,11 +159,11 @@ export function* complete(
   if (!token) throw new LockLostError();
   // Built once, without spreads: this is every message's completion.
   const a = { queue, seq, token, now: s.now, keep, receipt: completionReceipt(keep) };
-  const { outcome, ordered } = (yield (o: Ops) => o.settle.complete(a)) as Settled;
-  if (outcome === "applied" || (yield* fenced(a, COMPLETED, outcome))) {
+  const done = (yield (o: Ops) => o.settle.complete(a)) as Settled;
+  if (done.outcome === "applied" || (yield* fenced(a, COMPLETED, done.outcome))) {
     s.effects.completed(queue, 1);
     s.effects.settled([seq]);
-    if (ordered) s.effects.activated(queue);
+    if (heldTheLine(done)) s.effects.activated(queue);
   }
 }
 
@@ -160,7 +174,7 @@ export function* completeBatch(
 ): Verb<CompleteResult[]> {
   const live = items.filter((i) => i.lockToken);
   const outcomes: Outcome[] = [];
-  let ordered = false;
+  const place: LinePlace = {};
   // At most STEP_ITEMS a statement: a long write may let the event loop turn between them.
   for (let from = 0; from < live.length; from += STEP_ITEMS) {
     const part = live.slice(from, from + STEP_ITEMS).map((i) => ({
@@ -171,7 +185,8 @@ export function* completeBatch(
     }));
     const done = yield* ask((o) => o.settle.completeBatch({ queue, now: s.now, items: part }));
     for (const outcome of done.outcomes) outcomes.push(outcome);
-    ordered ||= done.ordered;
+    place.grouped ||= done.grouped;
+    place.strict ||= done.strict;
   }
   const ok = new Map<LockRef, boolean>();
   const done: number[] = [];
@@ -195,7 +210,7 @@ export function* completeBatch(
   if (done.length > 0) {
     s.effects.completed(queue, done.length);
     s.effects.settled(done);
-    if (ordered) s.effects.activated(queue);
+    if (heldTheLine(place)) s.effects.activated(queue);
   }
   return items.map((i) => ({ seqNumber: i.seqNumber, ok: ok.get(i) === true }));
 }
@@ -234,7 +249,7 @@ export function* abandon(
   else if (row.state === "scheduled" && row.visibleAt !== undefined) s.effects.scheduled(row.visibleAt);
   else if (row.state === "dead_lettered") {
     s.effects.settled([seq]);
-    if (row.ordered) s.effects.activated(queue);
+    if (heldTheLine(row)) s.effects.activated(queue);
   }
 }
 
@@ -256,12 +271,12 @@ export function* reject(
   const reason = a.reason || DEFAULT_REJECT_REASON;
   const description = a.description ?? "";
   const receipt: Receipt = { operation: "dead_lettered", args: receiptArgs(reason, description) };
-  const { outcome, ordered } = yield* ask((o) =>
+  const done = yield* ask((o) =>
     o.settle.reject({ ...fence, reason, description: description || null, error: a.error || null, receipt }),
   );
-  if (outcome === "applied" || (yield* fenced(fence, receipt, outcome))) {
+  if (done.outcome === "applied" || (yield* fenced(fence, receipt, done.outcome))) {
     s.effects.settled([seq]);
-    if (ordered) s.effects.activated(queue);
+    if (heldTheLine(done)) s.effects.activated(queue);
   }
 }
 

@@ -5,6 +5,7 @@ import type { Async } from "../../core/port.js";
 import { RECEIPT_TTL_MS } from "../../core/receipts.js";
 import type {
   Abandoned,
+  BatchSettled,
   Fence,
   KeepOptions,
   Outcome,
@@ -49,19 +50,18 @@ const REPLAY = `(EXISTS (SELECT 1 FROM settlement_receipts WHERE queue = $2 AND 
   AND operation = $5 AND args = coalesce($6, '') AND expires_at > $4::bigint)
   OR ($5 = 'completed' AND ${keptCompletion("$1", "$2", "$3", "$4::bigint")}))`;
 
-/**
- * Whether the changed row was held in order (see `Settled`), as each `u` returns it (`g`): it has a
- * group, or its queue (the parameter `queue`) is strict FIFO (looked up once per statement).
- */
-const ordered = (queue: string) =>
-  `(messages.group_id IS NOT NULL OR EXISTS (SELECT 1 FROM queues sq WHERE sq.name = ${queue} AND sq.ordering_mode = 'strict_fifo')) AS g`;
-const ORDERED = ordered("$2");
+/** What each `u` returns of where the changed row stood in its queue's order (see `Settled`). */
+const GROUPED = "messages.group_id IS NOT NULL AS grouped";
+
+/** Whether the queue (the parameter `queue`) is strict FIFO (see `Settled`). */
+const strict = (queue: string) =>
+  `EXISTS (SELECT 1 FROM queues sq WHERE sq.name = ${queue} AND sq.ordering_mode = 'strict_fifo') AS strict`;
 
 const OUTCOME = `SELECT (SELECT count(*) FROM u)::int AS n, ${REPLAY} AS replay,
-  coalesce((SELECT bool_or(g) FROM u), false) AS ordered`;
+  coalesce((SELECT bool_or(grouped) FROM u), false) AS grouped, ${strict("$2")}`;
 
 const COMPLETE = `
-  WITH u AS (DELETE FROM messages WHERE ${FENCE} RETURNING messages.id, ${ORDERED}), ${RECEIPT}
+  WITH u AS (DELETE FROM messages WHERE ${FENCE} RETURNING messages.id, ${GROUPED}), ${RECEIPT}
   ${OUTCOME}`;
 
 /** Complete keeping the message (`completed`, with its result, keeping its token) for `$7` ms. */
@@ -69,7 +69,7 @@ const KEEP = `
   WITH u AS (
     UPDATE messages SET state = 'completed', result = $8, expires_at = $4 + $7::bigint, settled_at = $4,
       locked_until = 0
-    WHERE ${FENCE} RETURNING messages.id, ${ORDERED}), ${RECEIPT}
+    WHERE ${FENCE} RETURNING messages.id, ${GROUPED}), ${RECEIPT}
   ${OUTCOME}`;
 
 /** Records this delivery's error (`$err`) when the settlement applied. */
@@ -90,7 +90,7 @@ const ABANDON = `
       settled_at = CASE WHEN ${dead} THEN $4 ELSE messages.settled_at END,
       lock_token = NULL, locked_until = 0
     FROM q WHERE ${FENCE}
-    RETURNING messages.id, messages.state, messages.visible_at, messages.delivery_count, ${ORDERED}),
+    RETURNING messages.id, messages.state, messages.visible_at, messages.delivery_count, ${GROUPED}),
   ${RECEIPT}, ${recordError("$8")}
   ${OUTCOME}, (SELECT state FROM u) AS state, (SELECT visible_at FROM u) AS visible_at`;
 
@@ -103,7 +103,7 @@ const RELEASE = `
       visible_at = CASE WHEN $7::bigint > 0 THEN $4 + $7::bigint ELSE $4 END,
       delivery_count = greatest(messages.delivery_count - 1, 0), lock_token = NULL, locked_until = 0
     FROM q WHERE ${FENCE}
-    RETURNING messages.id, messages.state, messages.visible_at, messages.delivery_count, ${ORDERED}),
+    RETURNING messages.id, messages.state, messages.visible_at, messages.delivery_count, ${GROUPED}),
   ${RECEIPT}, ${recordError("$8", "u.delivery_count + 1")}
   ${OUTCOME}, (SELECT state FROM u) AS state, (SELECT visible_at FROM u) AS visible_at`;
 
@@ -111,13 +111,13 @@ const REJECT = `
   WITH u AS (
     UPDATE messages SET state = 'dead_lettered', dead_letter_reason = $7, dead_letter_description = $8,
       settled_at = $4, lock_token = NULL, locked_until = 0
-    WHERE ${FENCE} RETURNING messages.id, messages.delivery_count, ${ORDERED}), ${RECEIPT}, ${recordError("$9")}
+    WHERE ${FENCE} RETURNING messages.id, messages.delivery_count, ${GROUPED}), ${RECEIPT}, ${recordError("$9")}
   ${OUTCOME}`;
 
 const DEFER = `
   WITH u AS (
     UPDATE messages SET state = 'deferred', lock_token = NULL, locked_until = 0
-    WHERE ${FENCE} RETURNING messages.id, ${ORDERED}), ${RECEIPT}
+    WHERE ${FENCE} RETURNING messages.id, ${GROUPED}), ${RECEIPT}
   ${OUTCOME}`;
 
 const FIND_RECEIPT = `SELECT ${REPLAY} AS replay`;
@@ -152,12 +152,12 @@ const COMPLETE_BATCH = `
                  WITH ORDINALITY AS i(id, token, retain, result, receipt, ord)),
   d AS (DELETE FROM messages USING items
         WHERE items.retain = 0 AND ${ITEM_FENCE}
-        RETURNING messages.id, messages.lock_token, items.receipt, ${ordered("$1")}),
+        RETURNING messages.id, messages.lock_token, items.receipt, ${GROUPED}),
   k AS (UPDATE messages SET state = 'completed', result = items.result, expires_at = $4 + items.retain,
           settled_at = $4, locked_until = 0
         FROM items
         WHERE items.retain > 0 AND ${ITEM_FENCE}
-        RETURNING messages.id, items.token AS lock_token, items.receipt, ${ordered("$1")}),
+        RETURNING messages.id, items.token AS lock_token, items.receipt, ${GROUPED}),
   u AS (SELECT * FROM d UNION ALL SELECT * FROM k),
   r AS (INSERT INTO settlement_receipts (queue, seq_number, lock_token, operation, args, created_at, expires_at)
         SELECT $1, u.id, u.lock_token, 'completed', '', $4, $4 + ${RECEIPT_TTL_MS} FROM u WHERE u.receipt
@@ -166,18 +166,19 @@ const COMPLETE_BATCH = `
            SELECT 1 FROM settlement_receipts s WHERE s.queue = $1 AND s.seq_number = items.id
              AND s.lock_token = items.token AND s.operation = 'completed' AND s.args = '' AND s.expires_at > $4)
            OR ${keptCompletion("items.id", "$1", "items.token", "$4::bigint")})) AS replay,
-         coalesce((SELECT bool_or(g) FROM u), false) AS ordered
+         coalesce((SELECT bool_or(grouped) FROM u), false) AS grouped, ${strict("$1")}
   FROM items LEFT JOIN u ON u.id = items.id AND u.lock_token = items.token
   ORDER BY items.ord`;
 
-type OutcomeRow = { n: number; replay: boolean; ordered: boolean };
+type OutcomeRow = { n: number; replay: boolean; grouped: boolean; strict: boolean };
 
 const outcome = (row: OutcomeRow | undefined): Outcome =>
   row && row.n > 0 ? "applied" : row?.replay ? "replayed" : "missed";
 
 const settled = (row: OutcomeRow | undefined): Settled => ({
   outcome: outcome(row),
-  ordered: row?.ordered === true,
+  grouped: row?.grouped === true,
+  strict: row?.strict === true,
 });
 
 /** The settlement statements on PostgreSQL (the rules are in core/verbs/settle.ts), on one connection. */
@@ -214,22 +215,25 @@ export class PgSettleOps implements Async<SettleOps> {
     queue: string;
     now: number;
     items: { seq: number; token: string; keep?: KeepOptions; receipt?: Receipt }[];
-  }): Promise<{ outcomes: Outcome[]; ordered: boolean }> {
-    const rows = await this.c.q<{ ord: number; applied: boolean; replay: boolean; ordered: boolean }>(
-      COMPLETE_BATCH,
-      [
-        pgName(a.queue),
-        a.items.map((i) => i.seq),
-        a.items.map((i) => i.token),
-        a.now,
-        a.items.map((i) => i.keep?.retainMs ?? 0),
-        a.items.map((i) => i.keep?.result ?? null),
-        a.items.map((i) => i.receipt !== undefined),
-      ],
-    );
+  }): Promise<BatchSettled> {
+    const rows = await this.c.q<{
+      ord: number;
+      applied: boolean;
+      replay: boolean;
+      grouped: boolean;
+      strict: boolean;
+    }>(COMPLETE_BATCH, [
+      pgName(a.queue),
+      a.items.map((i) => i.seq),
+      a.items.map((i) => i.token),
+      a.now,
+      a.items.map((i) => i.keep?.retainMs ?? 0),
+      a.items.map((i) => i.keep?.result ?? null),
+      a.items.map((i) => i.receipt !== undefined),
+    ]);
     const outcomes: Outcome[] = a.items.map(() => "missed");
     for (const r of rows) outcomes[r.ord - 1] = r.applied ? "applied" : r.replay ? "replayed" : "missed";
-    return { outcomes, ordered: rows[0]?.ordered === true };
+    return { outcomes, grouped: rows[0]?.grouped === true, strict: rows[0]?.strict === true };
   }
 
   async abandon(
@@ -244,7 +248,8 @@ export class PgSettleOps implements Async<SettleOps> {
       outcome: o,
       state: row.state ?? undefined,
       visibleAt: row.visible_at ?? undefined,
-      ordered: row.ordered,
+      grouped: row.grouped,
+      strict: row.strict,
     };
   }
 

@@ -4,8 +4,10 @@ import { MAX_DELIVERY_REASON } from "../../core/limits.js";
 import { RECEIPT_TTL_MS } from "../../core/receipts.js";
 import type {
   Abandoned,
+  BatchSettled,
   Fence,
   KeepOptions,
+  LinePlace,
   Outcome,
   Receipt,
   Renewed,
@@ -23,11 +25,11 @@ export const EFFECTIVE_MAX = "(CASE WHEN max_deliveries > 0 THEN max_deliveries 
 
 const applied = (changes: number): Outcome => (changes > 0 ? "applied" : "missed");
 
-/** What a fenced statement's `RETURNING ordered` answered: no row when the fence did not hold. */
-type OrderedRow = { ordered: number } | undefined;
+/** What a fenced statement's `RETURNING grouped` answered: no row when the fence did not hold. */
+type GroupedRow = { grouped: number } | undefined;
 
-/** Answers whether the changed row has a group (held in order, see `Settled`; so is a strict queue's). */
-const ORDERED = "RETURNING group_id IS NOT NULL AS ordered";
+/** Answers whether the changed row has a group (see `Settled`). */
+const GROUPED = "RETURNING group_id IS NOT NULL AS grouped";
 
 /**
  * The settlement statements on SQLite (the rules are in core/verbs/settle.ts). A receipt is its own
@@ -50,12 +52,12 @@ export class SqliteSettleOps implements SettleOps {
     private readonly queues: QueueRegistry,
   ) {
     this.receipts = new Receipts(db);
-    this.completeRow = db.prepare(`DELETE FROM messages WHERE ${FENCE} ${ORDERED}`);
+    this.completeRow = db.prepare(`DELETE FROM messages WHERE ${FENCE} ${GROUPED}`);
     // A kept row keeps the token it was completed with: it is the completion's receipt.
     this.keepRow = db.prepare(`
       UPDATE messages SET state = 'completed', result = @result, expires_at = @now + @retain, settled_at = @now,
         locked_until = 0
-      WHERE ${FENCE} ${ORDERED}`);
+      WHERE ${FENCE} ${GROUPED}`);
     this.keptCompletion = db.prepare(
       "SELECT 1 FROM messages WHERE id = ? AND queue = ? AND state = 'completed' AND lock_token = ? AND settled_at > ?",
     );
@@ -68,7 +70,7 @@ export class SqliteSettleOps implements SettleOps {
         settled_at = CASE WHEN ${dead} THEN @now ELSE settled_at END,
         lock_token = NULL, locked_until = 0
       WHERE ${FENCE}
-      RETURNING state, visible_at, group_id IS NOT NULL AS ordered`);
+      RETURNING state, visible_at, group_id IS NOT NULL AS grouped`);
     this.releaseRow = db.prepare(`
       UPDATE messages SET
         state = CASE WHEN @delay > 0 THEN 'scheduled' ELSE 'active' END,
@@ -79,7 +81,7 @@ export class SqliteSettleOps implements SettleOps {
     this.rejectRow = db.prepare(`
       UPDATE messages SET state = 'dead_lettered', dead_letter_reason = @reason, dead_letter_description = @description,
         settled_at = @now, lock_token = NULL, locked_until = 0
-      WHERE ${FENCE} ${ORDERED}`);
+      WHERE ${FENCE} ${GROUPED}`);
     this.deferRow = db.prepare(
       `UPDATE messages SET state = 'deferred', lock_token = NULL, locked_until = 0 WHERE ${FENCE}`,
     );
@@ -92,11 +94,10 @@ export class SqliteSettleOps implements SettleOps {
       SELECT id, delivery_count, @error, @now FROM messages WHERE ${FENCE}`);
   }
 
-  /** Whether a changed row was held in order (see `Settled`): it has a group, or its queue is strict. */
-  private heldInOrder(queue: string, row: OrderedRow): boolean {
-    return (
-      row !== undefined && (row.ordered === 1 || this.queues.get(queue)?.ordering_mode === "strict_fifo")
-    );
+  /** Where a changed row stood in its queue's order (see `Settled`): nowhere when none changed. */
+  private placeOf(queue: string, row: GroupedRow): LinePlace {
+    if (row === undefined) return {};
+    return { grouped: row.grouped === 1, strict: this.queues.get(queue)?.ordering_mode === "strict_fifo" };
   }
 
   private receipted(f: Fence, receipt: Receipt | undefined, changes: number): Outcome {
@@ -111,22 +112,22 @@ export class SqliteSettleOps implements SettleOps {
       keep
         ? this.keepRow.get({ seq, queue, token, now, retain: keep.retainMs, result: keep.result })
         : this.completeRow.get({ seq, queue, token, now })
-    ) as OrderedRow;
-    return { outcome: this.receipted(a, a.receipt, row ? 1 : 0), ordered: this.heldInOrder(queue, row) };
+    ) as GroupedRow;
+    return { outcome: this.receipted(a, a.receipt, row ? 1 : 0), ...this.placeOf(queue, row) };
   }
 
   completeBatch(a: {
     queue: string;
     now: number;
     items: { seq: number; token: string; keep?: KeepOptions; receipt?: Receipt }[];
-  }): { outcomes: Outcome[]; ordered: boolean } {
-    let ordered = false;
+  }): BatchSettled {
+    let grouped = false;
     const outcomes = a.items.map((i) => {
       const done = this.complete({ queue: a.queue, now: a.now, ...i });
-      ordered ||= done.ordered;
+      grouped ||= done.grouped === true;
       return done.outcome;
     });
-    return { outcomes, ordered };
+    return { outcomes, grouped, strict: this.queues.get(a.queue)?.ordering_mode === "strict_fifo" };
   }
 
   abandon(
@@ -140,14 +141,14 @@ export class SqliteSettleOps implements SettleOps {
       a.countDelivery
         ? this.abandonRow.get({ seq, queue, token, now, delay: a.delayMs, max: q.max_delivery_count })
         : this.releaseRow.get({ seq, queue, token, now, delay: a.delayMs })
-    ) as { state: Abandoned["state"]; visible_at: number; ordered: number } | undefined;
+    ) as { state: Abandoned["state"]; visible_at: number; grouped: number } | undefined;
     if (!row) return { outcome: "missed" };
     this.receipts.write(queue, seq, token, a.receipt.operation, a.receipt.args, now);
     return {
       outcome: "applied",
       state: row.state,
       visibleAt: row.visible_at,
-      ordered: this.heldInOrder(queue, row),
+      ...this.placeOf(queue, row),
     };
   }
 
@@ -163,8 +164,8 @@ export class SqliteSettleOps implements SettleOps {
       now,
       reason: a.reason,
       description: a.description,
-    }) as OrderedRow;
-    return { outcome: this.receipted(a, a.receipt, row ? 1 : 0), ordered: this.heldInOrder(queue, row) };
+    }) as GroupedRow;
+    return { outcome: this.receipted(a, a.receipt, row ? 1 : 0), ...this.placeOf(queue, row) };
   }
 
   defer(a: Fence & { receipt: Receipt }): Outcome {
