@@ -5,27 +5,23 @@
 // receive of 64 and its CompleteBatch took 68.8 ms with 20,000 messages in flight, 8.2 ms by id).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import pg from "pg";
-import { silentLogger } from "../../src/contract/logger.js";
-import { PostgresBroker } from "../../src/store/postgres/postgres-broker.js";
-import { dropSchema, freshSchema, PG_DSN, requirePostgres } from "./pg.js";
+import type pg from "pg";
+import type { PostgresBroker } from "../../src/store/postgres/postgres-broker.js";
+import { brokerWithAdmin, requirePostgres } from "./pg.js";
 import { captureStatements, explainScans } from "./plans.js";
 
 await requirePostgres();
 
 describe("PostgreSQL: statements given a list of messages reach them by primary key", () => {
-  const schema = freshSchema("mqplan");
   // Enough rows (of 200 bytes) that reading them all costs more than 64 lookups by key.
   const LOCKED = 5000;
   const body = (i: number) => `m${i}`.padEnd(200, ".");
   let b: PostgresBroker;
   let admin: pg.Client;
+  let close: () => Promise<void>;
 
   before(async () => {
-    b = await PostgresBroker.open(PG_DSN, { schema, background: false, logger: silentLogger });
-    admin = new pg.Client({ connectionString: PG_DSN });
-    await admin.connect();
-    await admin.query(`SET search_path = "${schema}"`);
+    ({ broker: b, admin, close } = await brokerWithAdmin("mqplan"));
     await b.createQueue("q");
     // Statistics of an empty table, kept: what a planner sees before autovacuum catches up.
     await admin.query("ALTER TABLE messages SET (autovacuum_enabled = false)");
@@ -38,11 +34,7 @@ describe("PostgreSQL: statements given a list of messages reach them by primary 
       held += (await b.receive("q", { maxMessages: Math.min(256, LOCKED - held) })).length;
   });
 
-  after(async () => {
-    await admin.end();
-    await b.close();
-    await dropSchema(schema);
-  });
+  after(() => close());
 
   /** Runs `act`, and asserts that the one statement it sent containing `marker` reads messages by key only. */
   async function assertByKey(marker: string, act: () => Promise<void>): Promise<void> {

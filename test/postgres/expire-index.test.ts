@@ -2,10 +2,9 @@
 // for its retention by `idx_msg_retained` alone, and the TTL sweep still reads `idx_msg_expire`.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import pg from "pg";
-import { silentLogger } from "../../src/contract/logger.js";
-import { PostgresBroker } from "../../src/store/postgres/postgres-broker.js";
-import { dropSchema, freshSchema, PG_DSN, requirePostgres } from "./pg.js";
+import type pg from "pg";
+import type { PostgresBroker } from "../../src/store/postgres/postgres-broker.js";
+import { brokerWithAdmin, requirePostgres } from "./pg.js";
 
 await requirePostgres();
 
@@ -20,21 +19,15 @@ const indexesOf = (node: PlanNode): string[] => [
 ];
 
 describe("PostgreSQL: the TTL index holds live messages only", () => {
-  const schema = freshSchema("mqexp");
   let b: PostgresBroker;
   let admin: pg.Client;
+  let schema: string;
+  let close: () => Promise<void>;
 
   before(async () => {
-    b = await PostgresBroker.open(PG_DSN, { schema, background: false, logger: silentLogger });
-    admin = new pg.Client({ connectionString: PG_DSN });
-    await admin.connect();
-    await admin.query(`SET search_path = "${schema}"`);
+    ({ broker: b, admin, schema, close } = await brokerWithAdmin("mqexp"));
   });
-  after(async () => {
-    await admin.end();
-    await b.close();
-    await dropSchema(schema);
-  });
+  after(() => close());
 
   it("a kept completion leaves the TTL index; a live message with a TTL is in it and expires", async () => {
     await b.createQueue("ttl", { deadLetterOnExpire: true });

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { silentLogger } from "../../src/contract/logger.js";
 import { PostgresBroker } from "../../src/store/postgres/postgres-broker.js";
-import { dropSchema, freshSchema, PG_DSN, requirePostgres } from "./pg.js";
+import { brokerWithAdmin, PG_DSN, requirePostgres } from "./pg.js";
 
 await requirePostgres();
 
@@ -31,9 +31,10 @@ function spyStatements(): { claims: () => number; sends: () => number; stop: () 
 }
 
 describe("PostgreSQL hand-off: a send stores its messages locked for a receiver parked on the node", () => {
-  const schema = freshSchema("mqhand");
   let b: PostgresBroker;
   let admin: pg.Client;
+  let schema: string;
+  let close: () => Promise<void>;
   let n = 0;
   /** A fresh queue per test. */
   const queue = async (config = {}) => {
@@ -48,15 +49,9 @@ describe("PostgreSQL hand-off: a send stores its messages locked for a receiver 
   const states = async (q: string) => (await b.peek(q)).map((m) => `${m.body}:${m.state}`);
 
   before(async () => {
-    b = await PostgresBroker.open(PG_DSN, { schema, logger: silentLogger, background: false });
-    admin = new pg.Client({ connectionString: PG_DSN });
-    await admin.connect();
+    ({ broker: b, admin, schema, close } = await brokerWithAdmin("mqhand"));
   });
-  after(async () => {
-    await b.close();
-    await admin.end();
-    await dropSchema(schema);
-  });
+  after(() => close());
 
   it("a parked receive gets the message from the send's statement, without a claim of its own", async () => {
     const q = await queue({ lockDurationMs: 45_000 });

@@ -3,30 +3,23 @@
 // locked rows by subject (migration 8), which cost every claim an index entry.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import pg from "pg";
-import { silentLogger } from "../../src/contract/logger.js";
-import { PostgresBroker } from "../../src/store/postgres/postgres-broker.js";
-import { dropSchema, freshSchema, PG_DSN, requirePostgres } from "./pg.js";
+import type pg from "pg";
+import type { PostgresBroker } from "../../src/store/postgres/postgres-broker.js";
+import { brokerWithAdmin, requirePostgres } from "./pg.js";
 import { captureStatements, explainScans } from "./plans.js";
 
 await requirePostgres();
 
 describe("PostgreSQL: a subject's locked messages are counted through the lease index", () => {
-  const schema = freshSchema("mqlock");
   let b: PostgresBroker;
   let admin: pg.Client;
+  let schema: string;
+  let close: () => Promise<void>;
 
   before(async () => {
-    b = await PostgresBroker.open(PG_DSN, { schema, background: false, logger: silentLogger });
-    admin = new pg.Client({ connectionString: PG_DSN });
-    await admin.connect();
-    await admin.query(`SET search_path = "${schema}"`);
+    ({ broker: b, admin, schema, close } = await brokerWithAdmin("mqlock"));
   });
-  after(async () => {
-    await admin.end();
-    await b.close();
-    await dropSchema(schema);
-  });
+  after(() => close());
 
   it("caps the claim at the subject's room, counted across queues, reading the lease index", async () => {
     await b.createQueue("a");
