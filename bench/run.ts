@@ -103,11 +103,16 @@ for (const script of scripts) {
   console.log(`\n=== ${script} ===`);
   const json = join(outDir, `${script}.json`);
   const t = performance.now();
-  const r = spawnSync(process.execPath, ["--import", "tsx", join(here, script), "--json", json], {
-    stdio: ["ignore", "pipe", "inherit"],
-    encoding: "utf8",
-    maxBuffer: 64 * 2 ** 20,
-  });
+  // --expose-gc: a comparison collects the heap before each round (see Recorder.compare).
+  const r = spawnSync(
+    process.execPath,
+    ["--expose-gc", "--import", "tsx", join(here, script), "--json", json],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+      encoding: "utf8",
+      maxBuffer: 64 * 2 ** 20,
+    },
+  );
   process.stdout.write(r.stdout ?? "");
   const run: ModuleRun = {
     script,
@@ -356,7 +361,9 @@ if (filters.length === 0) {
     "`bench/results/latest.json`. Every figure is the median of its rounds, each system measured in the",
     "same run as its baselines (rounds interleaved, so a noisy neighbour hurts everyone alike). Where",
     "a round lasts a fraction of a second (the job queue's enqueue scenarios), every system first runs",
-    "one unmeasured round, so that no figure times the JIT compiling the code under test.",
+    "one unmeasured round, so that no figure times the JIT compiling the code under test. Every",
+    "round of a comparison starts with the heap collected (the modules run with `--expose-gc`), so that",
+    "no system pays for the garbage the one before it left.",
     `Payloads are 256 bytes; drains are ${JOBS.toLocaleString("en-US")} no-op jobs. A ratio compares a figure with the named system in the same scenario:`,
     "where the two were measured in the same interleaved rounds it is the median of the rounds' own",
     "ratios (each round of one beside the same round of the other, so a drift of the machine's speed",
