@@ -53,9 +53,9 @@ const REPLAY = `(EXISTS (SELECT 1 FROM settlement_receipts WHERE queue = $2 AND 
 /** What each `u` returns of where the changed row stood in its queue's order (see `Settled`). */
 const GROUPED = "messages.group_id IS NOT NULL AS grouped";
 
-/** Whether the queue (the parameter `queue`) is strict FIFO (see `Settled`). */
+/** Whether a row changed and its queue (the parameter `queue`) is strict FIFO (see `Settled`). */
 const strict = (queue: string) =>
-  `EXISTS (SELECT 1 FROM queues sq WHERE sq.name = ${queue} AND sq.ordering_mode = 'strict_fifo') AS strict`;
+  `(EXISTS (SELECT 1 FROM u) AND EXISTS (SELECT 1 FROM queues sq WHERE sq.name = ${queue} AND sq.ordering_mode = 'strict_fifo')) AS strict`;
 
 const OUTCOME = `SELECT (SELECT count(*) FROM u)::int AS n, ${REPLAY} AS replay,
   coalesce((SELECT bool_or(grouped) FROM u), false) AS grouped, ${strict("$2")}`;

@@ -121,13 +121,14 @@ export class SqliteSettleOps implements SettleOps {
     now: number;
     items: { seq: number; token: string; keep?: KeepOptions; receipt?: Receipt }[];
   }): BatchSettled {
-    let grouped = false;
+    const place: LinePlace = {};
     const outcomes = a.items.map((i) => {
       const done = this.complete({ queue: a.queue, now: a.now, ...i });
-      grouped ||= done.grouped === true;
+      place.grouped ||= done.grouped;
+      place.strict ||= done.strict;
       return done.outcome;
     });
-    return { outcomes, grouped, strict: this.queues.get(a.queue)?.ordering_mode === "strict_fifo" };
+    return { outcomes, ...place };
   }
 
   abandon(
