@@ -416,9 +416,11 @@ export class PostgresBroker extends CoreBroker implements Broker {
   }
 
   protected async closeStorage(): Promise<void> {
-    await this.node.close();
+    // The last commits' notifications go out on the node's connection: the writes finish and their
+    // notifications are sent before that connection ends (ended under them, they failed).
     await this.db.drain();
     await this.flushing;
+    await this.node.close();
     await this.db.close();
   }
 }
