@@ -97,8 +97,9 @@ export function* runStep(s: WriteScope, step: MaintenanceStep, bounds: DlqBounds
     ];
     for (const { queue, n } of expired) {
       out.expired += n;
-      // Announced: an expired locked, deferred or scheduled row held its group's line (or a strict
-      // queue's), and the next one is claimable now.
+      // Announced: an expired locked, deferred or scheduled row may have held its group's line (or
+      // a strict queue's), and the next one is claimable now. The store cannot tell the state a row
+      // expired from, so every queue with an expiry is announced (a wasted claim at worst).
       out.activated.add(queue);
     }
     out.retainedDropped += yield* ask((o) => o.maintenance.dropRetained({ now }));

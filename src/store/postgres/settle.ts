@@ -216,13 +216,7 @@ export class PgSettleOps implements Async<SettleOps> {
     now: number;
     items: { seq: number; token: string; keep?: KeepOptions; receipt?: Receipt }[];
   }): Promise<BatchSettled> {
-    const rows = await this.c.q<{
-      ord: number;
-      applied: boolean;
-      replay: boolean;
-      grouped: boolean;
-      strict: boolean;
-    }>(COMPLETE_BATCH, [
+    const rows = await this.c.q<Omit<OutcomeRow, "n"> & { ord: number; applied: boolean }>(COMPLETE_BATCH, [
       pgName(a.queue),
       a.items.map((i) => i.seq),
       a.items.map((i) => i.token),
