@@ -30,6 +30,11 @@ export class Admission {
     this.caps.set(queue, cap);
   }
 
+  /** Whether any queue has a cap: without one, an enqueue has nothing to check. */
+  get limited(): boolean {
+    return this.caps.size > 0;
+  }
+
   /**
    * Refuses with `QueueFullError` when any queue's waiting jobs plus its new ones would exceed its
    * cap: all or nothing. `jobs` maps a queue name to how many jobs go to it (and its namespace).

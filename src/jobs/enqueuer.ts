@@ -121,6 +121,7 @@ export class Enqueuer {
         `${context}: uniqueKey and debounce cannot be combined (two different collapse rules)`,
       );
     const queue = o.queue ?? "default";
+    // The fields `job` copies into each message (a field added here is added there).
     const fields: Omit<OutgoingMessage, "body"> = {
       subject: taskName,
       priority: Math.trunc(o.priority ?? 0),
@@ -152,11 +153,23 @@ export class Enqueuer {
 
   private job(shape: JobShape, args: unknown[], body: Uint8Array): PreparedJob {
     const { fields, rule } = shape;
+    // Each field written out: a spread of `fields` took ten times as long (0.13 µs a job).
+    const message: OutgoingMessage = {
+      body,
+      subject: fields.subject,
+      priority: fields.priority,
+      maxDeliveryCount: fields.maxDeliveryCount,
+      lockDurationMs: fields.lockDurationMs,
+      contentType: fields.contentType,
+      delayMs: fields.delayMs,
+      uniqueKey: fields.uniqueKey,
+    };
+    if (fields.properties !== undefined) message.properties = fields.properties;
     const prepared: PreparedJob = {
       engineQueue: shape.engineQueue,
       queue: shape.queue,
       taskName: shape.taskName,
-      message: { body, ...fields },
+      message,
     };
     if (rule) {
       // One window per task and key within the queue.
@@ -227,12 +240,21 @@ export class Enqueuer {
         });
       }
     }
-    if (this.core.events.has("job.enqueued")) {
-      for (const [i, j] of jobs.entries()) {
-        this.core.events.emit("job.enqueued", { jobId: ids[i]!, taskName: j.taskName, queue: j.queue });
-      }
-    }
+    if (this.core.events.has("job.enqueued")) this.announce(jobs, ids);
     return ids;
+  }
+
+  /** `job.enqueued` for each job, as bursts: a run of jobs of one task and queue is one (see `emitBurst`). */
+  private announce(jobs: readonly PreparedJob[], ids: readonly string[]): void {
+    let from = 0;
+    for (let i = 1; i <= jobs.length; i++) {
+      const a = jobs[from]!;
+      const b = jobs[i];
+      if (b && b.taskName === a.taskName && b.queue === a.queue) continue;
+      const run = from === 0 && i === jobs.length ? ids : ids.slice(from, i);
+      this.core.events.emitBurst("job.enqueued", run, { taskName: a.taskName, queue: a.queue });
+      from = i;
+    }
   }
 
   private sendTo(broker: Broker, queue: string, messages: OutgoingMessage[]): Promise<number[]> {

@@ -1,6 +1,7 @@
 import type { EventInput } from "../contract/job-service.js";
 import { MAX_EVENT_DATA_BYTES, MAX_EVENTS_PER_CALL } from "../contract/limits.js";
 import type { QueueCore } from "./core.js";
+import type { BurstShared } from "./events.js";
 import type { QueueEventMap } from "./types.js";
 
 /** The job events `QueueEvents` reads across processes. */
@@ -51,6 +52,8 @@ interface Gathered {
   /** The per-job fields the run's events carry, each with one value per job id. */
   each: Record<string, unknown[]> | undefined;
   bytes: number;
+  /** The shared payload of the burst (see `addBurst`) whose events the row takes without a look. */
+  burst?: object;
 }
 
 /**
@@ -98,24 +101,34 @@ export class EventRecorder {
   private readonly latestOfType = new Map<SharedEvent, number>();
   /** The latest row in `buffer` holding an event of each job: a later event of the job must not go before it. */
   private readonly latestOfJob = new Map<string, number>();
-  /** Events recorded since the last fold, as emitted (see `record`). */
-  private pending: { type: SharedEvent; event: Record<string, unknown> }[] = [];
+  /**
+   * Events recorded since the last fold, as emitted (see `record`): one event, or a burst's job ids
+   * with what its events share.
+   */
+  private pending: { type: SharedEvent; event: Record<string, unknown>; jobIds?: readonly string[] }[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(private readonly core: QueueCore) {
     for (const name of SHARED_EVENTS) {
-      core.events.on(name, (payload) => this.record(name, payload));
+      // Enqueues come in batches: taken as one call each (see `addBurst`).
+      if (name === "job.enqueued")
+        core.events.onBurst(name, (jobIds, shared) => this.record(name, shared, jobIds));
+      else core.events.on(name, (payload) => this.record(name, payload));
     }
   }
 
-  private record(type: SharedEvent, payload: QueueEventMap[SharedEvent]): void {
+  private record(
+    type: SharedEvent,
+    payload: QueueEventMap[SharedEvent] | BurstShared<SharedEvent>,
+    jobIds?: readonly string[],
+  ): void {
     const event = payload as unknown as Record<string, unknown>;
     // Folding an event into the rows (taking it apart, writing it as JSON) waits for the flush: it
     // is off the path of the job that emitted it (`job.started` comes just before its handler
     // runs). An event that carries an object is folded at once, with what came before it: the
     // object could change before the flush.
-    this.pending.push({ type, event });
+    this.pending.push(jobIds ? { type, event, jobIds } : { type, event });
     if (!flat(event)) this.fold();
     if (!this.timer) {
       this.timer = setTimeout(() => {
@@ -129,7 +142,31 @@ export class EventRecorder {
   private fold(): void {
     const pending = this.pending;
     this.pending = [];
-    for (const { type, event } of pending) this.add(type, event);
+    for (const { type, event, jobIds } of pending) {
+      if (jobIds) this.addBurst(type, jobIds, event);
+      else this.add(type, event);
+    }
+  }
+
+  /**
+   * Adds a burst's events, `{ jobId, ...shared }` for each job id, as `add` would one by one: an
+   * event joins the row the burst's previous one went to without being compared or written again.
+   */
+  private addBurst(type: SharedEvent, jobIds: readonly string[], shared: Record<string, unknown>): void {
+    for (const jobId of jobIds) {
+      const at = this.latestOfType.get(type);
+      const row = at === undefined ? undefined : this.buffer[at];
+      if (
+        row?.burst === shared &&
+        (this.latestOfJob.get(jobId) ?? -1) <= at! &&
+        this.join(row, jobId, shared, at!)
+      )
+        continue;
+      this.add(type, { jobId, ...shared });
+      const took = this.buffer[this.latestOfJob.get(jobId)!]!;
+      // The row holds these fields and no per-job ones: the burst's next events may join it.
+      if (took.each === undefined) took.burst = shared;
+    }
   }
 
   private add(type: SharedEvent, event: Record<string, unknown>): void {

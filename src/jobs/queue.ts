@@ -239,7 +239,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
   async enqueueMany<K extends TaskName<T>>(task: K, items: EnqueueItem<TaskArgs<T, K>>[]): Promise<string[]> {
     this.assertOpen();
     if (!Array.isArray(items)) throw new QueueError("enqueueMany takes an array of { args, options }");
-    await this.admit(items.map((i) => i.options ?? {}));
+    if (this.admission.limited) await this.admit(items.map((i) => i.options ?? {}));
     const prepared = this.enqueuer.prepareMany(task, items as EnqueueItem<unknown[]>[]);
     if (prepared.some((p) => p.debounce))
       throw new QueueError("enqueueMany cannot debounce: enqueue debounced jobs one at a time");
@@ -248,7 +248,7 @@ export class Queue<T extends Record<string, TaskHandler> = Record<never, TaskHan
 
   private async enqueueOne(task: string, args: unknown[], options: EnqueueOptions): Promise<string> {
     this.assertOpen();
-    await this.admit([options ?? {}]);
+    if (this.admission.limited) await this.admit([options ?? {}]);
     const job = this.enqueuer.prepare(task, args, options);
     if (job.debounce) return this.enqueuer.sendDebounced(job);
     const [id] = await this.enqueuer.send([job]);

@@ -77,6 +77,18 @@ function plainCall(args: unknown[]): { json: string; ascii: boolean } | undefine
   return { json: `${json}]`, ascii };
 }
 
+/** Writes plain ASCII call texts into one slab of bytes; `out[slots[k]]` is the view of `texts[k]`. */
+function writeSlab(texts: readonly string[], slots: readonly number[], out: Uint8Array[]): void {
+  if (texts.length === 0) return;
+  const slab = Buffer.from(texts.join(""), "latin1");
+  let at = 0;
+  for (let k = 0; k < texts.length; k++) {
+    const n = texts[k]!.length;
+    out[slots[k]!] = slab.subarray(at, at + n);
+    at += n;
+  }
+}
+
 /** The default: JSON (so same-language only: no Dates, BigInts or Buffers round-trip). `undefined` is empty bytes. */
 export class JsonSerializer implements Serializer {
   readonly contentType = "application/json";
@@ -120,18 +132,6 @@ export class JsonSerializer implements Serializer {
     let texts: string[] = [];
     let slots: number[] = [];
     let chars = 0;
-    const cut = () => {
-      if (texts.length === 0) return;
-      const slab = Buffer.from(texts.join(""), "latin1");
-      let at = 0;
-      texts.forEach((t, k) => {
-        out[slots[k]!] = slab.subarray(at, at + t.length);
-        at += t.length;
-      });
-      texts = [];
-      slots = [];
-      chars = 0;
-    };
     for (let i = 0; i < calls.length; i++) {
       const call = plainCall(calls[i]!);
       if (call === undefined) out[i] = this.serialize(calls[i]);
@@ -141,10 +141,15 @@ export class JsonSerializer implements Serializer {
         texts.push(call.json);
         slots.push(i);
         chars += call.json.length;
-        if (chars >= SLAB_CHARS) cut();
+        if (chars >= SLAB_CHARS) {
+          writeSlab(texts, slots, out);
+          texts = [];
+          slots = [];
+          chars = 0;
+        }
       }
     }
-    cut();
+    writeSlab(texts, slots, out);
     return out;
   }
 

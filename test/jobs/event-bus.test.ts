@@ -50,4 +50,34 @@ describe("QueueEventBus", () => {
     bus.off("job.started", b);
     assert.equal(bus.has("job.started"), false);
   });
+
+  it("emitBurst: each listener gets one payload per job in order, a burst listener the burst in one call", () => {
+    const bus = new QueueEventBus();
+    const each: unknown[] = [];
+    const bursts: unknown[] = [];
+    bus.on("job.enqueued", (p) => each.push(p));
+    bus.onBurst("job.enqueued", () => {
+      throw new Error("an observer's failure is its own");
+    });
+    bus.onBurst("job.enqueued", (jobIds, shared) => bursts.push([jobIds, shared]));
+    const shared = { taskName: "t", queue: "q" };
+    bus.emitBurst("job.enqueued", ["1", "2", "3"], shared);
+    bus.emitBurst("job.enqueued", [], shared);
+    assert.deepEqual(each, [
+      { jobId: "1", taskName: "t", queue: "q" },
+      { jobId: "2", taskName: "t", queue: "q" },
+      { jobId: "3", taskName: "t", queue: "q" },
+    ]);
+    assert.deepEqual(bursts, [[["1", "2", "3"], shared]]);
+  });
+
+  it("a single emit reaches a burst listener as a burst of one; has() counts burst listeners", () => {
+    const bus = new QueueEventBus();
+    const bursts: unknown[] = [];
+    assert.equal(bus.has("job.enqueued"), false);
+    bus.onBurst("job.enqueued", (jobIds, shared) => bursts.push([jobIds, shared]));
+    assert.equal(bus.has("job.enqueued"), true);
+    bus.emit("job.enqueued", { jobId: "7", taskName: "t", queue: "q", retryCount: 1 });
+    assert.deepEqual(bursts, [[["7"], { taskName: "t", queue: "q", retryCount: 1 }]]);
+  });
 });

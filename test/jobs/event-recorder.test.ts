@@ -165,3 +165,63 @@ describe("job event recorder: runs of events", () => {
     }
   });
 });
+
+describe("job event recorder: bursts", () => {
+  /** The rows of the same events, emitted as bursts (`emitBurst`) and one by one (`emit`). */
+  async function bothWays(namespace: string | undefined, feed: (emit: Feed) => void) {
+    const a = recorder(namespace);
+    const b = recorder(namespace);
+    feed({
+      burst: (jobIds, shared) => a.events.emitBurst("job.enqueued", jobIds, shared),
+      one: (event) => a.events.emit(event.type, event.payload as never),
+    });
+    feed({
+      burst: (jobIds, shared) => {
+        for (const jobId of jobIds) b.events.emit("job.enqueued", { jobId, ...shared });
+      },
+      one: (event) => b.events.emit(event.type, event.payload as never),
+    });
+    return { bursts: await a.rows(), single: await b.rows() };
+  }
+
+  it("a burst is stored as its events emitted one by one would be", async () => {
+    for (const namespace of [undefined, "ns"]) {
+      const { bursts, single } = await bothWays(namespace, ({ burst, one }) => {
+        const t = { taskName: "t", queue: "q" };
+        burst(["1", "2"], t);
+        one({ type: "job.enqueued", payload: { jobId: "3", taskName: "t", queue: "q" } });
+        burst(["4"], t);
+        burst(["5", "6"], { taskName: "u", queue: "q" });
+        one({ type: "job.started", payload: { jobId: "5", taskName: "u", queue: "q", attempt: 1 } });
+        // Only the latest row of a type takes more: 7 and 8 start a row of their own.
+        burst(["7", "8"], t);
+        burst(["9"], { taskName: "u", queue: "q" });
+      });
+      assert.deepEqual(bursts, single);
+      assert.deepEqual(
+        bursts.map((r) => r.data.jobIds ?? [r.data.jobId]),
+        [["1", "2", "3", "4"], ["5", "6"], ["5"], ["7", "8"], ["9"]],
+      );
+    }
+  });
+
+  it("a burst too large for one row is cut into rows within the limit, ids in order", async () => {
+    const ids = Array.from({ length: 5000 }, (_, i) => String(1_000_000 + i));
+    const { bursts, single } = await bothWays(undefined, ({ burst }) => {
+      burst(ids, { taskName: "t", queue: "q" });
+    });
+    assert.deepEqual(bursts, single);
+    assert.ok(bursts.length > 1, "more than one row");
+    for (const r of bursts)
+      assert.ok(JSON.stringify(r.data).length <= MAX_EVENT_DATA_BYTES, "within the limit");
+    assert.deepEqual(
+      bursts.flatMap((r) => r.data.jobIds as string[]),
+      ids,
+    );
+  });
+});
+
+interface Feed {
+  burst(jobIds: string[], shared: { taskName: string; queue: string }): void;
+  one(event: { type: "job.enqueued" | "job.started"; payload: Record<string, unknown> }): void;
+}
