@@ -79,10 +79,18 @@ import { Loops, type MaintenanceStep } from "./loops.js";
 import { emptyResult, type MaintenanceResult, mergeResult } from "./maintenance-result.js";
 import { checkDebounce, checkIncrements, metricKind } from "./metrics-input.js";
 import { type PreparedMessage, prepareMessages, prepareMessagesInSlices } from "./outgoing.js";
-import { type Dialect, LONG_WRITE_ITEMS, STEP_ITEMS, type Verb, type WriteScope } from "./port.js";
+import {
+  type Dialect,
+  LONG_WRITE_ITEMS,
+  STEP_ITEMS,
+  type Verb,
+  type WriteOptions,
+  type WriteScope,
+} from "./port.js";
 import type { QueueRow } from "./queue-config.js";
 import { normalizeQueueConfig } from "./queue-config.js";
 import { browseQuery, deleteSettledQuery, progressValue } from "./record-input.js";
+import { type SendBatch, SendBatches } from "./send-batches.js";
 import { awaitSettled } from "./settled-waits.js";
 import { taskSpec } from "./subscription-rows.js";
 import {
@@ -119,6 +127,8 @@ import type { Held, Take, Waiters } from "./waiters.js";
 export abstract class CoreBroker {
   /** The dialect's transactions (set by the subclass's constructor). */
   protected abstract readonly dialect: Dialect;
+  /** Concurrent plain sends to one queue, written together (see `sendFreshTo`). */
+  protected readonly sendBatches = new SendBatches();
 
   // --- settlement -------------------------------------------------------------------------------
 
@@ -126,7 +136,7 @@ export abstract class CoreBroker {
     return this.guard(() => {
       const keep = keepOptions(options);
       const s = seqNumber(seq);
-      return this.dialect.write((w) => settle.complete(w, queue, s, lockToken, keep), { oneStatement: true });
+      return this.queueWrite((w) => settle.complete(w, queue, s, lockToken, keep), { oneStatement: true });
     });
   }
 
@@ -138,7 +148,7 @@ export abstract class CoreBroker {
         keep: keepOptions(i),
       }));
       // A batch of more than STEP_ITEMS is settled in several statements.
-      return this.dialect.write((w) => settle.completeBatch(w, queue, refs), {
+      return this.queueWrite((w) => settle.completeBatch(w, queue, refs), {
         oneStatement: refs.length <= STEP_ITEMS,
         long: refs.length >= LONG_WRITE_ITEMS,
       });
@@ -153,14 +163,14 @@ export abstract class CoreBroker {
         error: options.error,
       };
       const s = seqNumber(seq);
-      return this.dialect.write((w) => settle.abandon(w, queue, s, lockToken, input), { oneStatement: true });
+      return this.queueWrite((w) => settle.abandon(w, queue, s, lockToken, input), { oneStatement: true });
     });
   }
 
   reject(queue: string, seq: number, lockToken: string, options: RejectOptions = {}): Promise<void> {
     return this.guard(() => {
       const s = seqNumber(seq);
-      return this.dialect.write((w) => settle.reject(w, queue, s, lockToken, options), {
+      return this.queueWrite((w) => settle.reject(w, queue, s, lockToken, options), {
         oneStatement: true,
       });
     });
@@ -169,14 +179,14 @@ export abstract class CoreBroker {
   defer(queue: string, seq: number, lockToken: string): Promise<void> {
     return this.guard(() => {
       const s = seqNumber(seq);
-      return this.dialect.write((w) => settle.defer(w, queue, s, lockToken), { oneStatement: true });
+      return this.queueWrite((w) => settle.defer(w, queue, s, lockToken), { oneStatement: true });
     });
   }
 
   renew(queue: string, seq: number, lockToken: string): Promise<void> {
     return this.guard(() => {
       const s = seqNumber(seq);
-      return this.dialect.write((w) => settle.renew(w, queue, s, lockToken), { oneStatement: true });
+      return this.queueWrite((w) => settle.renew(w, queue, s, lockToken), { oneStatement: true });
     });
   }
 
@@ -190,7 +200,7 @@ export abstract class CoreBroker {
         return Promise.resolve(items.map((i) => ({ seqNumber: i.seqNumber, ok: false })));
       }
       const refs = items.map((i) => ({ seqNumber: seqNumber(i.seqNumber), lockToken: i.lockToken }));
-      return this.dialect.write((w) => settle.renewBatch(w, queue, refs, capMs), { oneStatement: true });
+      return this.queueWrite((w) => settle.renewBatch(w, queue, refs, capMs), { oneStatement: true });
     });
   }
 
@@ -230,7 +240,7 @@ export abstract class CoreBroker {
         keys: [queue],
         waitMs,
         signal,
-        claim: () => this.dialect.write((w) => verb(w, max), { oneStatement, signal }),
+        claim: () => this.queueWrite((w) => verb(w, max), { oneStatement, signal }),
         take: waitMs > 0 ? this.handOff(verb) : undefined,
         plain: waitMs > 0 && oneStatement ? { max, capMs: 0, maxBytes: input.maxBytes } : undefined,
       });
@@ -259,7 +269,7 @@ export abstract class CoreBroker {
         keys: input.queues,
         waitMs,
         signal,
-        claim: () => this.dialect.write((w) => verb(w, input.max), { oneStatement, signal }),
+        claim: () => this.queueWrite((w) => verb(w, input.max), { oneStatement, signal }),
         take: waitMs > 0 ? this.handOff(verb) : undefined,
         plain:
           waitMs > 0 && oneStatement
@@ -277,7 +287,7 @@ export abstract class CoreBroker {
     return this.guard(() => {
       const seqs = seqNumbers.map(seqNumber);
       const maxBytes = answerBytes(options.maxBytes);
-      return this.dialect.write((w) => claim.receiveDeferred(w, queue, seqs, maxBytes));
+      return this.queueWrite((w) => claim.receiveDeferred(w, queue, seqs, maxBytes));
     });
   }
 
@@ -340,7 +350,7 @@ export abstract class CoreBroker {
   cancel(queue: string, seq: number): Promise<void> {
     return this.guard(() => {
       const s = seqNumber(seq);
-      return this.dialect.write((w) => send.cancel(w, queue, s), { oneStatement: true });
+      return this.queueWrite((w) => send.cancel(w, queue, s), { oneStatement: true });
     });
   }
 
@@ -348,7 +358,7 @@ export abstract class CoreBroker {
     return this.guard(() => {
       const d = checkDebounce(options);
       const m = { ...prepareMessages(message, this.maxMessageBytes)[0]!, delayMs: 0, uniqueKey: null };
-      return this.dialect.write((w) => sendDebounced(w, queue, m, d));
+      return this.queueWrite((w) => sendDebounced(w, queue, m, d));
     });
   }
 
@@ -383,13 +393,24 @@ export abstract class CoreBroker {
    * A plain send (see `plainSend`) to a queue of a cached row, as one statement (`sendFresh`): when
    * a receiver is parked on the queue in this process, the messages its claim would take are stored
    * locked for it, and it gets them once the statement committed, without a claim (one round trip
-   * instead of two). The seqs; undefined when the cached row was stale (nothing stored).
+   * instead of two). A send made while the previous one to the queue still waits for its write
+   * joins that write (see `SendBatches`). The seqs; undefined when the cached row was stale
+   * (nothing stored).
    */
-  protected async sendFreshTo(
+  protected sendFreshTo(
     q: QueueRow,
     prepared: PreparedMessage[],
     at: send.SendAt,
   ): Promise<number[] | undefined> {
+    return (
+      this.sendBatches.join(q, prepared, at) ??
+      this.sendBatches.start(q, prepared, at, (batch) => this.writeBatch(batch))
+    );
+  }
+
+  /** Writes a batch of plain sends (see `sendFreshTo`) as one statement, and sets its ids. */
+  private async writeBatch(batch: SendBatch): Promise<void> {
+    const { queue: q, at } = batch;
     let held: Held<Message> | undefined;
     // Held at most once however often the write runs its verb (a retry).
     const receiver = () => {
@@ -398,26 +419,41 @@ export abstract class CoreBroker {
     };
     let handed: Message[] | undefined;
     try {
-      const out = await this.dialect.write((w) => send.sendFresh(w, q, prepared, at, receiver), {
-        oneStatement: true,
-      });
+      // Not `queueWrite`: the batch's own write leaves it open for the sends that follow.
+      const out = await this.dialect.write(
+        (w) => {
+          this.sendBatches.begin(batch);
+          return send.sendFresh(w, q, batch.messages, at, receiver);
+        },
+        { oneStatement: true },
+      );
       handed = out?.handed;
-      return out?.ids;
+      batch.ids = out?.ids;
     } finally {
+      this.sendBatches.begin(batch);
       held?.release(handed);
     }
   }
 
+  /**
+   * Queues a write verb. Any write closes the open send batch (see `SendBatches`): a send made
+   * after it must not be stored before it.
+   */
+  protected queueWrite<T>(verb: (w: WriteScope) => Verb<T>, options?: WriteOptions): Promise<T> {
+    this.sendBatches.close();
+    return this.dialect.write(verb, options);
+  }
+
   /** Runs a send or publish in a write (a dialect may retry one that met a stale view). */
   protected sendWrite<T>(verb: (w: WriteScope) => Verb<T>, long = false): Promise<T> {
-    return this.dialect.write(verb, long ? { long } : undefined);
+    return this.queueWrite(verb, long ? { long } : undefined);
   }
 
   /** Sends a flow: its jobs, with parents held until their children settle (see `verbs/dependencies.ts`). */
   sendFlow(nodes: FlowNode[]): Promise<number[]> {
     return this.guard(() => {
       const prepared = prepareFlow(nodes, this.maxMessageBytes);
-      return this.dialect.write((w) => dependencies.sendFlow(w, prepared));
+      return this.queueWrite((w) => dependencies.sendFlow(w, prepared));
     });
   }
 
@@ -435,7 +471,7 @@ export abstract class CoreBroker {
       children = await this.dialect.read(() => dependencies.settledChildren());
     }
     if (children.length === 0) return 0;
-    return this.dialect.write((w) => dependencies.releaseDependents(w, children));
+    return this.queueWrite((w) => dependencies.releaseDependents(w, children));
   }
 
   dependencies(seq: number): Promise<Dependency[]> {
@@ -453,13 +489,13 @@ export abstract class CoreBroker {
     return this.guard(() => {
       requireName(name, "queue");
       const normalized = normalizeQueueConfig(config);
-      return this.dialect.write((w) => queues.createQueue(w, name, normalized));
+      return this.queueWrite((w) => queues.createQueue(w, name, normalized));
     });
   }
 
   deleteQueue(name: string): Promise<void> {
     // Long: a queue of many messages is deleted in steps (see `dropQueueInSteps`).
-    return this.dialect.write(() => queues.deleteQueue(name), { long: true });
+    return this.queueWrite(() => queues.deleteQueue(name), { long: true });
   }
 
   listQueues(): Promise<QueueInfo[]> {
@@ -471,11 +507,11 @@ export abstract class CoreBroker {
   }
 
   pauseQueue(name: string): Promise<void> {
-    return this.dialect.write((w) => queues.setQueuePaused(w, name, true), { oneStatement: true });
+    return this.queueWrite((w) => queues.setQueuePaused(w, name, true), { oneStatement: true });
   }
 
   resumeQueue(name: string): Promise<void> {
-    return this.dialect.write((w) => queues.setQueuePaused(w, name, false), { oneStatement: true });
+    return this.queueWrite((w) => queues.setQueuePaused(w, name, false), { oneStatement: true });
   }
 
   subscribe(topic: string, name: string, options: SubscribeOptions = {}): Promise<void> {
@@ -487,7 +523,7 @@ export abstract class CoreBroker {
       const filter = subscriptionFilter(options.filter);
       // A backing queue is always of the subscription kind, whatever the caller's config says.
       const { kind: _ignored, ...config } = (options.config ?? {}) as QueueConfig;
-      return this.dialect.write((w) =>
+      return this.queueWrite((w) =>
         subscriptions.subscribe(w, topic, name, filter, options.config ? config : undefined),
       );
     });
@@ -495,17 +531,17 @@ export abstract class CoreBroker {
 
   unsubscribe(topic: string, name: string): Promise<void> {
     // Long: a backing queue of many messages is deleted in steps (see `dropQueueInSteps`).
-    return this.dialect.write(() => subscriptions.unsubscribe(topic, name), { long: true });
+    return this.queueWrite(() => subscriptions.unsubscribe(topic, name), { long: true });
   }
 
   pauseSubscription(topic: string, name: string): Promise<void> {
-    return this.dialect.write((w) => subscriptions.setSubscriptionPaused(w, topic, name, true), {
+    return this.queueWrite((w) => subscriptions.setSubscriptionPaused(w, topic, name, true), {
       oneStatement: true,
     });
   }
 
   resumeSubscription(topic: string, name: string): Promise<void> {
-    return this.dialect.write((w) => subscriptions.setSubscriptionPaused(w, topic, name, false), {
+    return this.queueWrite((w) => subscriptions.setSubscriptionPaused(w, topic, name, false), {
       oneStatement: true,
     });
   }
@@ -531,7 +567,7 @@ export abstract class CoreBroker {
       if (spec.filter) checkFilter(spec.filter);
       if (spec.queue === topic)
         throw new NameConflictError("mqlite: a topic cannot deliver to a queue of its own name");
-      return this.dialect.write((w) => subscriptions.subscribeTask(w, topic, name, spec));
+      return this.queueWrite((w) => subscriptions.subscribeTask(w, topic, name, spec));
     });
   }
 
@@ -540,7 +576,7 @@ export abstract class CoreBroker {
       requireName(topic, "topic");
       requireName(name, "subscription");
       const filter = subscriptionFilter(options.filter);
-      return this.dialect.write((w) => subscriptions.subscribeLog(w, topic, name, filter));
+      return this.queueWrite((w) => subscriptions.subscribeLog(w, topic, name, filter));
     });
   }
 
@@ -551,7 +587,7 @@ export abstract class CoreBroker {
   reapSubscriptions(options: ReapOptions = {}): Promise<number> {
     const liveness = options.livenessMs ?? EPHEMERAL_LIVENESS_MS;
     const grace = options.graceMs ?? EPHEMERAL_GRACE_MS;
-    return this.dialect.write((w) => subscriptions.reapSubscriptions(w, liveness, grace), {
+    return this.queueWrite((w) => subscriptions.reapSubscriptions(w, liveness, grace), {
       oneStatement: true,
     });
   }
@@ -567,7 +603,7 @@ export abstract class CoreBroker {
         options.retentionMs === undefined || options.retentionMs === null
           ? null
           : nonNegativeDuration(options.retentionMs, "retention_ms");
-      return this.dialect.write((w) => topics.declareTopic(w, name, retention));
+      return this.queueWrite((w) => topics.declareTopic(w, name, retention));
     });
   }
 
@@ -586,7 +622,7 @@ export abstract class CoreBroker {
   ackTopic(topic: string, name: string, id: number): Promise<boolean> {
     return this.guard(() => {
       const ref = { topic, name, id: integer(id, "id") };
-      return this.dialect.write((w) => topics.ackTopic(w, ref), { oneStatement: true });
+      return this.queueWrite((w) => topics.ackTopic(w, ref), { oneStatement: true });
     });
   }
 
@@ -598,21 +634,21 @@ export abstract class CoreBroker {
           : nonNegativeDuration(options.visibilityMs, "visibility_ms");
       const limit = topics.topicLimit(options.limit);
       const maxBytes = answerBytes(options.maxBytes);
-      return this.dialect.write((w) => topics.leaseTopic(w, topic, name, limit, visibility, maxBytes));
+      return this.queueWrite((w) => topics.leaseTopic(w, topic, name, limit, visibility, maxBytes));
     });
   }
 
   ackMessage(topic: string, name: string, id: number): Promise<boolean> {
     return this.guard(() => {
       const ref = { topic, name, id: integer(id, "id") };
-      return this.dialect.write((w) => topics.ackMessage(w, ref), { oneStatement: true });
+      return this.queueWrite((w) => topics.ackMessage(w, ref), { oneStatement: true });
     });
   }
 
   nackMessage(topic: string, name: string, id: number): Promise<boolean> {
     return this.guard(() => {
       const ref = { topic, name, id: integer(id, "id") };
-      return this.dialect.write((w) => topics.nackMessage(w, ref), { oneStatement: true });
+      return this.queueWrite((w) => topics.nackMessage(w, ref), { oneStatement: true });
     });
   }
 
@@ -638,7 +674,7 @@ export abstract class CoreBroker {
     const target = options.target && options.target !== queue ? options.target : undefined;
     const only = options.seqNumbers;
     const moveChunk = (limit: number) =>
-      this.dialect.write((w) => deadLetters.redrive(w, queue, { max: limit, olderThanMs, only, target }));
+      this.queueWrite((w) => deadLetters.redrive(w, queue, { max: limit, olderThanMs, only, target }));
     if (rate === 0) return moveChunk(max);
     // Rate-limited: a chunk of `rate` per second, each its own transaction.
     let total = 0;
@@ -656,7 +692,7 @@ export abstract class CoreBroker {
     return this.guard(() => {
       const max = nonNegative(options.max, "max");
       const olderThanMs = nonNegativeDuration(options.olderThanMs, "older_than_ms");
-      return this.dialect.write((w) => deadLetters.purge(w, queue, max, olderThanMs));
+      return this.queueWrite((w) => deadLetters.purge(w, queue, max, olderThanMs));
     });
   }
 
@@ -675,7 +711,7 @@ export abstract class CoreBroker {
 
   /** Runs one background step in its own transaction; the scheduler and reaper note their next due time. */
   protected async runMaintenanceStep(step: MaintenanceStep): Promise<MaintenanceResult> {
-    const { result, next } = await this.dialect.write((w) => maintenance.runStep(w, step, this.dlqBounds));
+    const { result, next } = await this.queueWrite((w) => maintenance.runStep(w, step, this.dlqBounds));
     if (step === "reap") this.nextLease = next;
     else if (step === "schedule") this.nextDue = next;
     return result;
@@ -707,7 +743,7 @@ export abstract class CoreBroker {
     return this.guard(() => {
       const retain = nonNegativeDuration(options.retainMs, "retain_ms");
       const s = seqNumber(seq);
-      return this.dialect.write((w) => records.cancelMessage(w, queue, s, options.lockToken, retain));
+      return this.queueWrite((w) => records.cancelMessage(w, queue, s, options.lockToken, retain));
     });
   }
 
@@ -715,7 +751,7 @@ export abstract class CoreBroker {
     return this.guard(() => {
       const p = progressValue(progress);
       const s = seqNumber(seq);
-      return this.dialect.write((w) => records.setProgress(w, queue, s, lockToken, p), {
+      return this.queueWrite((w) => records.setProgress(w, queue, s, lockToken, p), {
         oneStatement: true,
       });
     });
@@ -764,21 +800,21 @@ export abstract class CoreBroker {
   deleteSettled(queue: string, options: DeleteSettledOptions = {}): Promise<number> {
     return this.guard(() => {
       const q = deleteSettledQuery(options);
-      return this.dialect.write((w) => records.deleteSettled(w, queue, q), { oneStatement: true });
+      return this.queueWrite((w) => records.deleteSettled(w, queue, q), { oneStatement: true });
     });
   }
 
   promoteMessages(queue: string, seqNumbers: number[]): Promise<number> {
     return this.guard(() => {
       const seqs = seqNumberList(seqNumbers);
-      return this.dialect.write((w) => records.promoteMessages(w, queue, seqs), { oneStatement: true });
+      return this.queueWrite((w) => records.promoteMessages(w, queue, seqs), { oneStatement: true });
     });
   }
 
   removeMessages(queue: string, seqNumbers: number[]): Promise<number> {
     return this.guard(() => {
       const seqs = seqNumberList(seqNumbers);
-      return this.dialect.write((w) => records.removeMessages(w, queue, seqs), { oneStatement: true });
+      return this.queueWrite((w) => records.removeMessages(w, queue, seqs), { oneStatement: true });
     });
   }
 
@@ -787,7 +823,7 @@ export abstract class CoreBroker {
       requireName(worker?.workerId, "worker");
       const stale =
         options.staleAfterMs && options.staleAfterMs > 0 ? options.staleAfterMs : DEFAULT_WORKER_STALE_MS;
-      return this.dialect.write((w) => workers.heartbeat(w, worker, stale));
+      return this.queueWrite((w) => workers.heartbeat(w, worker, stale));
     });
   }
 
@@ -796,7 +832,7 @@ export abstract class CoreBroker {
   }
 
   removeWorker(workerId: string): Promise<boolean> {
-    return this.dialect.write(() => workers.removeWorker(workerId), { oneStatement: true });
+    return this.queueWrite(() => workers.removeWorker(workerId), { oneStatement: true });
   }
 
   acquireLock(name: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -805,12 +841,12 @@ export abstract class CoreBroker {
       requireName(owner, "lock owner");
       if (nonNegativeDuration(ttlMs, "ttl_ms") === 0)
         throw new InvalidArgumentError("mqlite: ttl_ms must be positive");
-      return this.dialect.write((w) => namedLocks.acquireLock(w, name, owner, ttlMs), { oneStatement: true });
+      return this.queueWrite((w) => namedLocks.acquireLock(w, name, owner, ttlMs), { oneStatement: true });
     });
   }
 
   releaseLock(name: string, owner: string): Promise<boolean> {
-    return this.dialect.write((w) => namedLocks.releaseLock(w, name, owner), { oneStatement: true });
+    return this.queueWrite((w) => namedLocks.releaseLock(w, name, owner), { oneStatement: true });
   }
 
   // (end of records)
@@ -821,7 +857,7 @@ export abstract class CoreBroker {
     return this.guard(() => {
       checkLogLines(lines);
       const s = seqNumber(seq);
-      return this.dialect.write((w) => flows.appendMessageLog(w, queue, s, lockToken, lines));
+      return this.queueWrite((w) => flows.appendMessageLog(w, queue, s, lockToken, lines));
     });
   }
 
@@ -837,7 +873,7 @@ export abstract class CoreBroker {
     return this.guard(() => {
       checkEvents(events);
       if (events.length === 0) return Promise.resolve();
-      return this.dialect.write((w) => flows.appendEvents(w, events), { oneStatement: true });
+      return this.queueWrite((w) => flows.appendEvents(w, events), { oneStatement: true });
     });
   }
 
@@ -853,7 +889,7 @@ export abstract class CoreBroker {
     return this.guard(() => {
       const merged = checkIncrements(increments);
       if (merged.length === 0) return Promise.resolve();
-      return this.dialect.write((w) => flows.addMetrics(w, merged), { oneStatement: true });
+      return this.queueWrite((w) => flows.addMetrics(w, merged), { oneStatement: true });
     });
   }
 

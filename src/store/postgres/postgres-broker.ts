@@ -344,10 +344,10 @@ export class PostgresBroker extends CoreBroker implements Broker {
    */
   protected override async sendWrite<T>(verb: (w: WriteScope) => Verb<T>): Promise<T> {
     try {
-      return await this.dialect.write(verb);
+      return await this.queueWrite(verb);
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
-      return this.dialect.write(verb);
+      return this.queueWrite(verb);
     }
   }
 
@@ -356,6 +356,8 @@ export class PostgresBroker extends CoreBroker implements Broker {
    * failure before COMMIT re-runs `fn`, so it must do nothing but database work through `t`.
    */
   tx<T>(fn: (t: PgTransaction) => Promise<T>): Promise<T> {
+    // A send made after this transaction must not join a send batch written before it.
+    this.sendBatches.close();
     return this.write(async (c, now) => {
       const t: PgTransaction = {
         query: (text, values) => c.q(text, values),

@@ -348,6 +348,8 @@ export class SqliteBroker extends CoreBroker implements Broker {
 
   /** Runs the application's SQL and sends in one transaction (the transactional outbox). `fn` is synchronous. */
   tx<T>(fn: (t: Transaction) => T): Promise<T> {
+    // A send made after this transaction must not join a send batch written before it.
+    this.sendBatches.close();
     return this.write(
       (ctx, now) => {
         const t: Transaction = {
