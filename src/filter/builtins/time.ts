@@ -5,7 +5,7 @@ import { Duration, goTypeName, intFromBig, type Value } from "../runtime/values.
 import { parseDuration } from "../time/duration.js";
 import { GoTime } from "../time/go-time.js";
 import { LAYOUTS, parseTime } from "../time/go-time-layout.js";
-import { Local, Location, loadLocation } from "../time/zones.js";
+import { Location, loadLocation, localZone } from "../time/zones.js";
 import { DURATION, isUnknown, LOCATION, STRING, TIME, type Type } from "../types.js";
 import { argName, CheckError, overloads } from "./signature.js";
 import type { Builtin } from "./types.js";
@@ -79,7 +79,7 @@ export const TIME_BUILTINS: Record<string, Builtin> = {
           throw new FilterRuntimeError("invalid argument for now: expected *time.Location");
         return nowIn(loc);
       }
-      return nowIn(c.tz ?? Local);
+      return nowIn(c.tz ?? localZone());
     },
   },
   duration: {

@@ -5,7 +5,7 @@
 import { FilterRuntimeError } from "../errors.js";
 import { daysIn, isLeap } from "./calendar.js";
 import { GoTime } from "./go-time.js";
-import { Local, Location, UTC } from "./zones.js";
+import { Location, localZone, UTC } from "./zones.js";
 
 enum Std {
   None = 0,
@@ -474,7 +474,7 @@ export function parseTime(
   layoutIn: string,
   valueIn: string,
   defaultLoc: Location = UTC,
-  local: Location = Local,
+  local: Location = localZone(),
 ): GoTime {
   let layout = layoutIn;
   let value = valueIn;

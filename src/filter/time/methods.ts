@@ -30,7 +30,7 @@ import { isLeap } from "./calendar.js";
 import { formatDuration } from "./duration.js";
 import { GoTime, subTimes, ZERO_TIME_SEC } from "./go-time.js";
 import { formatTime, LAYOUTS } from "./go-time-layout.js";
-import { Local, Location, UTC } from "./zones.js";
+import { Location, localZone, UTC } from "./zones.js";
 
 export interface MethodSpec {
   type: FuncType;
@@ -147,7 +147,7 @@ export const TIME_METHODS: ReadonlyMap<string, MethodSpec> = new Map<string, Met
   ],
   ["Round", { type: T([DURATION], TIME), call: (t, a) => roundTime(t as GoTime, durationArg(a[0]), true) }],
   ["UTC", { type: T([], TIME), call: (t) => (t as GoTime).in(UTC) }],
-  ["Local", { type: T([], TIME), call: (t) => (t as GoTime).in(Local) }],
+  ["Local", { type: T([], TIME), call: (t) => (t as GoTime).in(localZone()) }],
   ["In", { type: T([LOCATION], TIME), call: (t, a) => (t as GoTime).in(locArg(a[0])) }],
   ["Location", { type: T([], LOCATION), call: (t) => (t as GoTime).loc }],
   ["Zone", { type: T([], STRING), call: (t) => (t as GoTime).civil().abbr }],
