@@ -20,8 +20,9 @@ export interface SendBatch {
 /**
  * Joins concurrent plain sends to one queue (see `plainSend`): a send made while the previous one
  * waits for its write, with nothing else written in between, adds its messages to that write
- * instead of queueing a write of its own. One transaction, one INSERT of all the rows and one count
- * of them, instead of one each: sixteen producers' sends are one statement, not sixteen.
+ * instead of queueing a write of its own. Its rows go in with the others' (SQLite inserts 64 rows
+ * a statement, PostgreSQL all in one), counted once: sixteen producers' sends are one statement,
+ * not sixteen.
  *
  * Order is kept: only the latest write may take more (any other write queued meanwhile closes the
  * batch, see `close`), and a batch's messages are stored in the order they joined. A batch closes
