@@ -130,6 +130,24 @@ describe("send batches: concurrent sends written together", () => {
     await b.close();
   });
 
+  it("a parked receive is handed the first of a batch's messages, up to its max; the rest stay active", async () => {
+    const b = await broker();
+    const statements = spyStatements(b);
+    const parked = b.receive("q", { maxMessages: 3, waitMs: 20_000 });
+    await new Promise((r) => setTimeout(r, 30));
+    const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => b.send("q", { body: `${i}` })));
+    const got = await parked;
+    assert.equal(statements.length, 1, "one statement");
+    assert.deepEqual(
+      got.map((m) => [m.seqNumber, m.body.toString()]),
+      answers.slice(0, 3).map(([seq], i) => [seq, `${i}`]),
+    );
+    const stats = await b.stats("q");
+    assert.equal(stats.locked, 3);
+    assert.equal(stats.active, 2);
+    await b.close();
+  });
+
   it("joined sends whose cached queue row went stale are each stored the long way, with the new config", async () => {
     const tmp = tempDir();
     const file = tmp.file("stale.db");
