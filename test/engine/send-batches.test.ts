@@ -8,18 +8,18 @@ import { openBroker } from "../../src/open.js";
 import type { SqliteBroker } from "../../src/store/sqlite/sqlite-broker.js";
 import { tempDir } from "../support/temp.js";
 
-/** The rows of each statement the broker's plain sends were stored with (see `SendOps.insertFresh`). */
-function spyStatements(b: Broker): number[][] {
+/** The ids stored by each write of plain sends (one `SendOps.insertFresh` call each; SQLite inserts 64 rows a statement). */
+function spyWrites(b: Broker): number[][] {
   const send = (b as unknown as { ops: { send: { insertFresh(q: unknown, rows: unknown[]): unknown } } }).ops
     .send;
   const insertFresh = send.insertFresh.bind(send);
-  const statements: number[][] = [];
+  const writes: number[][] = [];
   send.insertFresh = (q: unknown, rows: unknown[], ...rest: unknown[]) => {
     const out = (insertFresh as (...a: unknown[]) => { ids: number[] } | undefined)(q, rows, ...rest);
-    statements.push(out ? out.ids : []);
+    writes.push(out ? out.ids : []);
     return out;
   };
-  return statements;
+  return writes;
 }
 
 async function broker() {
@@ -38,17 +38,17 @@ const bodies = async (b: Broker, queue: string) =>
   (await b.peek(queue, { max: 1000 })).map((m) => [m.seqNumber, m.body.toString()]);
 
 // Plain sends to one queue made while the previous one waits for the writer are stored together
-// (core/send-batches.ts): one write and one statement.
+// (core/send-batches.ts): one write, their rows inserted together.
 describe("send batches: concurrent sends written together", () => {
-  it("concurrent sends to one queue are one statement; each send gets its own seqs, in call order", async () => {
+  it("concurrent sends to one queue are one write; each send gets its own seqs, in call order", async () => {
     const b = await broker();
-    const statements = spyStatements(b);
+    const writes = spyWrites(b);
     const sends = Array.from({ length: 16 }, (_, i) =>
       b.send("q", i % 4 === 0 ? [{ body: `${i}a` }, { body: `${i}b` }] : { body: `${i}` }),
     );
     const answers = await Promise.all(sends);
-    assert.equal(statements.length, 1, "one statement");
-    assert.deepEqual(answers.flat(), statements[0], "each send answered its own rows, in call order");
+    assert.equal(writes.length, 1, "one write");
+    assert.deepEqual(answers.flat(), writes[0], "each send answered its own rows, in call order");
     assert.deepEqual(
       await bodies(b, "q"),
       answers.flatMap((seqs, i) =>
@@ -65,13 +65,13 @@ describe("send batches: concurrent sends written together", () => {
 
   it("a write queued between two sends closes the batch: the later send is stored after it", async () => {
     const b = await broker();
-    const statements = spyStatements(b);
+    const writes = spyWrites(b);
     const first = b.send("q", { body: "before" });
     // A change of the queue's config: a send stored after it takes the new TTL.
     const changed = b.createQueue("q", { defaultTtlMs: 60_000 });
     const second = b.send("q", { body: "after" });
     const [[seq1], , [seq2]] = await Promise.all([first, changed, second]);
-    assert.equal(statements.length, 2, "two statements");
+    assert.equal(writes.length, 2, "two writes");
     assert.ok(seq2! > seq1!);
     const rows = await b.peek("q");
     assert.deepEqual(
@@ -96,7 +96,7 @@ describe("send batches: concurrent sends written together", () => {
 
   it("sends to another queue, or with another delivery time or TTL, are not joined", async () => {
     const b = await broker();
-    const statements = spyStatements(b);
+    const writes = spyWrites(b);
     const later = Date.now() + 60_000;
     const [[plain], [scheduled], [ttl], [other]] = await Promise.all([
       b.send("q", { body: "now" }),
@@ -104,7 +104,7 @@ describe("send batches: concurrent sends written together", () => {
       b.send("q", { body: "ttl" }, { ttlMs: 30_000 }),
       b.send("r", { body: "r" }),
     ]);
-    assert.equal(statements.length, 4);
+    assert.equal(writes.length, 4);
     const rows = new Map((await b.peek("q", { max: 10 })).map((m) => [m.seqNumber, m]));
     assert.equal(rows.get(plain!)?.state, "active");
     assert.equal(rows.get(scheduled!)?.state, "scheduled");
@@ -116,11 +116,11 @@ describe("send batches: concurrent sends written together", () => {
 
   it(`a batch takes at most ${MAX_BATCHED_MESSAGES} messages; the next sends start another`, async () => {
     const b = await broker();
-    const statements = spyStatements(b);
+    const writes = spyWrites(b);
     const n = MAX_BATCHED_MESSAGES + 88;
     const answers = await Promise.all(Array.from({ length: n }, (_, i) => b.send("q", { body: `${i}` })));
     assert.deepEqual(
-      statements.map((ids) => ids.length),
+      writes.map((ids) => ids.length),
       [MAX_BATCHED_MESSAGES, 88],
     );
     assert.deepEqual(
@@ -132,12 +132,12 @@ describe("send batches: concurrent sends written together", () => {
 
   it("a parked receive is handed the first of a batch's messages, up to its max; the rest stay active", async () => {
     const b = await broker();
-    const statements = spyStatements(b);
+    const writes = spyWrites(b);
     const parked = b.receive("q", { maxMessages: 3, waitMs: 20_000 });
     await new Promise((r) => setTimeout(r, 30));
     const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => b.send("q", { body: `${i}` })));
     const got = await parked;
-    assert.equal(statements.length, 1, "one statement");
+    assert.equal(writes.length, 1, "one write");
     assert.deepEqual(
       got.map((m) => [m.seqNumber, m.body.toString()]),
       answers.slice(0, 3).map(([seq], i) => [seq, `${i}`]),
