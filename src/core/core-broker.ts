@@ -128,7 +128,7 @@ export abstract class CoreBroker {
   /** The dialect's transactions (set by the subclass's constructor). */
   protected abstract readonly dialect: Dialect;
   /** Concurrent plain sends to one queue, written together (see `sendFreshTo`). */
-  protected readonly sendBatches = new SendBatches();
+  private readonly sendBatches = new SendBatches();
 
   // --- settlement -------------------------------------------------------------------------------
 
@@ -442,6 +442,15 @@ export abstract class CoreBroker {
   protected queueWrite<T>(verb: (w: WriteScope) => Verb<T>, options?: WriteOptions): Promise<T> {
     this.sendBatches.close();
     return this.dialect.write(verb, options);
+  }
+
+  /**
+   * Queues a dialect's own write for the caller (its `tx`, the application's SQL beside sends): it
+   * closes the open send batch as a verb's write does (see `queueWrite`).
+   */
+  protected queueOwnWrite<T>(write: () => Promise<T>): Promise<T> {
+    this.sendBatches.close();
+    return write();
   }
 
   /** Runs a send or publish in a write (a dialect may retry one that met a stale view). */

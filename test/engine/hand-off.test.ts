@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import Database from "better-sqlite3";
 import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/open.js";
 import type { SqliteBroker } from "../../src/store/sqlite/sqlite-broker.js";
-import { tempDir } from "../support/temp.js";
+import { staleQueueRow } from "./stale-queue-row.js";
 
 /** Counts the broker's write transactions (each flush of its writer is one). */
 function countTransactions(b: SqliteBroker): () => number {
@@ -181,23 +180,15 @@ describe("hand-off: a send claims for a parked receiver inside its own transacti
   });
 
   it("a send whose cached queue row another connection changed before its transaction goes the long way", async () => {
-    const tmp = tempDir();
-    const file = tmp.file("stale.db");
-    const b = await openBroker(file, { background: false, logger: silentLogger });
-    await b.createQueue("q");
-    await b.send("q", { body: "caches the queue's row" });
-    await b.receive("q", { mode: "receive-and-delete" });
-    const other = new Database(file);
+    const { b, changeConfig, close } = await staleQueueRow();
     // The send reads the cached row now; its transaction begins on a later turn, after the change.
     const sent = b.send("q", { body: "x" });
-    other.prepare("UPDATE queues SET default_ttl_ms = 60000 WHERE name = 'q'").run();
+    changeConfig();
     const [seq] = await sent;
     const [m] = await b.peek("q");
     assert.equal(m?.seqNumber, seq);
     assert.ok(m?.expiresAt !== undefined && m.expiresAt > Date.now(), "the new config's TTL applies");
-    other.close();
-    await b.close();
-    tmp.cleanup();
+    await close();
   });
 
   it("takes at most max_messages; the rest stay active for others", async () => {

@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import Database from "better-sqlite3";
 import type { Broker } from "../../src/contract/broker.js";
 import { silentLogger } from "../../src/contract/logger.js";
 import { MAX_BATCHED_MESSAGES } from "../../src/core/send-batches.js";
 import { openBroker } from "../../src/open.js";
 import type { SqliteBroker } from "../../src/store/sqlite/sqlite-broker.js";
-import { tempDir } from "../support/temp.js";
+import { staleQueueRow } from "./stale-queue-row.js";
 
 /** The ids stored by each write of plain sends (one `SendOps.insertFresh` call each; SQLite inserts 64 rows a statement). */
 function spyWrites(b: Broker): number[][] {
@@ -149,15 +148,9 @@ describe("send batches: concurrent sends written together", () => {
   });
 
   it("joined sends whose cached queue row went stale are each stored the long way, with the new config", async () => {
-    const tmp = tempDir();
-    const file = tmp.file("stale.db");
-    const b = await openBroker(file, { background: false, logger: silentLogger });
-    await b.createQueue("q");
-    await b.send("q", { body: "caches the queue's row" });
-    await b.receive("q", { mode: "receive-and-delete" });
-    const other = new Database(file);
+    const { b, changeConfig, close } = await staleQueueRow();
     const sends = [b.send("q", { body: "x" }), b.send("q", [{ body: "y" }, { body: "z" }])];
-    other.prepare("UPDATE queues SET default_ttl_ms = 60000 WHERE name = 'q'").run();
+    changeConfig();
     const answers = await Promise.all(sends);
     const rows = await b.peek("q", { max: 10 });
     assert.deepEqual(
@@ -169,8 +162,6 @@ describe("send batches: concurrent sends written together", () => {
       ],
     );
     for (const m of rows) assert.ok((m.expiresAt ?? 0) > Date.now(), "the new config's TTL applies");
-    other.close();
-    await b.close();
-    tmp.cleanup();
+    await close();
   });
 });

@@ -356,19 +356,19 @@ export class PostgresBroker extends CoreBroker implements Broker {
    * failure before COMMIT re-runs `fn`, so it must do nothing but database work through `t`.
    */
   tx<T>(fn: (t: PgTransaction) => Promise<T>): Promise<T> {
-    // A send made after this transaction must not join a send batch written before it.
-    this.sendBatches.close();
-    return this.write(async (c, now) => {
-      const t: PgTransaction = {
-        query: (text, values) => c.q(text, values),
-        send: async (queue, messages, options = {}) => {
-          const at = sendAt(options);
-          const prepared = prepareMessages(messages, this.maxMessageBytes);
-          return (await this.sendIn(c, now, queue, prepared, at)).seqs;
-        },
-      };
-      return fn(t);
-    });
+    return this.queueOwnWrite(() =>
+      this.write(async (c, now) => {
+        const t: PgTransaction = {
+          query: (text, values) => c.q(text, values),
+          send: async (queue, messages, options = {}) => {
+            const at = sendAt(options);
+            const prepared = prepareMessages(messages, this.maxMessageBytes);
+            return (await this.sendIn(c, now, queue, prepared, at)).seqs;
+          },
+        };
+        return fn(t);
+      }),
+    );
   }
 
   /** Runs the send verb inside a transaction (`tx` and the flow and debounce verbs). */

@@ -348,22 +348,22 @@ export class SqliteBroker extends CoreBroker implements Broker {
 
   /** Runs the application's SQL and sends in one transaction (the transactional outbox). `fn` is synchronous. */
   tx<T>(fn: (t: Transaction) => T): Promise<T> {
-    // A send made after this transaction must not join a send batch written before it.
-    this.sendBatches.close();
-    return this.write(
-      (ctx, now) => {
-        const t: Transaction = {
-          db: this.db,
-          send: (queue, messages, options = {}) => {
-            const at = sendAt(options);
-            const prepared = prepareMessages(messages, this.maxMessageBytes);
-            return this.sendIn(ctx, now, queue, prepared, at).seqs;
-          },
-        };
-        return fn(t);
-      },
-      undefined,
-      false,
+    return this.queueOwnWrite(() =>
+      this.write(
+        (ctx, now) => {
+          const t: Transaction = {
+            db: this.db,
+            send: (queue, messages, options = {}) => {
+              const at = sendAt(options);
+              const prepared = prepareMessages(messages, this.maxMessageBytes);
+              return this.sendIn(ctx, now, queue, prepared, at).seqs;
+            },
+          };
+          return fn(t);
+        },
+        undefined,
+        false,
+      ),
     );
   }
 
