@@ -238,6 +238,10 @@ const rss = () => Number(/VmRSS:\\s+(\\d+)/.exec(readFileSync("/proc/" + workerD
 let on = true;
 parentPort.once("message", () => { on = false; });
 (async () => {
+  // One round trip first, untimed: the thread's first fetch loads the HTTP client and connects,
+  // tens of milliseconds that are the probe's own start, not the server's answer.
+  await (await fetch(workerData.url + "/healthz")).text();
+  parentPort.postMessage("ready");
   const times = [];
   let peakMb = rss();
   while (on) {
@@ -258,10 +262,10 @@ async function probe(
   during: () => Promise<void>,
 ): Promise<{ times: number[]; peakMb: number }> {
   const worker = new Worker(PROBE, { eval: true, workerData: { url, pid } });
-  const result = new Promise<{ times: number[]; peakMb: number }>((resolve, reject) => {
-    worker.once("message", resolve);
-    worker.once("error", reject);
-  });
+  const failed = new Promise<never>((_, reject) => worker.once("error", reject));
+  const message = () => Promise.race([new Promise<unknown>((r) => worker.once("message", r)), failed]);
+  await message(); // "ready": the probe has made its first, untimed round trip
+  const result = message() as Promise<{ times: number[]; peakMb: number }>;
   await sleep(50);
   try {
     await during();
