@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Runs every test file under test/ with node:test through tsx.
 // Usage: node scripts/test.mjs [--soak] [substring filter...]
+// Env: TEST_CONCURRENCY (files at once), TEST_TIMEOUT_MS (a test's and a file's longest run).
 // With --soak it runs the long forms instead: the files named *.soak.ts (npm run test:soak).
 // Node 20's --test does not expand globs, so the files are collected here.
 import { spawnSync } from "node:child_process";
@@ -55,9 +56,13 @@ if (files.length === 0) {
 ensureChromium(files);
 // The long forms measure growth and latency over minutes: one file at a time unless asked otherwise.
 const concurrency = process.env.TEST_CONCURRENCY ?? (soak ? "1" : "2");
+// A hang fails loudly instead of stalling the run: node:test's timeout bounds each test and each
+// file's process (a file whose tests passed but whose process never exits is cancelled, named,
+// and the run fails). The longest file takes about 35 s; the long forms run for minutes.
+const timeoutMs = process.env.TEST_TIMEOUT_MS ?? (soak ? "1800000" : "180000");
 const result = spawnSync(
   process.execPath,
-  ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...files],
+  ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...files],
   { stdio: "inherit" },
 );
 process.exit(result.status ?? 1);
