@@ -58,8 +58,9 @@ ensureChromium(files);
 const concurrency = process.env.TEST_CONCURRENCY ?? (soak ? "1" : "2");
 // A hang fails loudly instead of stalling the run: node:test's timeout bounds each test and each
 // file's process (a file whose tests passed but whose process never exits is cancelled, named,
-// and the run fails). The longest file takes about 35 s; the long forms run for minutes.
-const timeoutMs = process.env.TEST_TIMEOUT_MS ?? (soak ? "1800000" : "180000");
+// and the run fails). Most files take seconds; the release tests install the package with npm,
+// minutes on a busy machine (their own commands are bounded at 10); the long forms run for minutes.
+const timeoutMs = process.env.TEST_TIMEOUT_MS ?? (soak ? "1800000" : "720000");
 const result = spawnSync(
   process.execPath,
   ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...files],
