@@ -1,7 +1,6 @@
 import type { Broker } from "../contract/broker.js";
 import type { FlowNode } from "../contract/job-service.js";
 import type { Message } from "../contract/types.js";
-import type { JobContext } from "./context.js";
 import type { QueueCore } from "./core.js";
 import type { Enqueuer, PreparedJob } from "./enqueuer.js";
 import { QueueError } from "./errors.js";
@@ -69,34 +68,31 @@ async function ensureQueues(broker: Broker, names: Set<string>): Promise<void> {
   for (const name of names) if (!existing.has(name)) await broker.createQueue(name);
 }
 
-/** What a handler's `currentJob()` offers in a flow's parent. */
-export function flowContext(
+/** In a flow's parent (`currentJob().childResults()`): its completed children's results, by child id. */
+export async function childResults<R>(
   core: QueueCore,
   broker: Broker,
   seq: number,
-): Pick<JobContext, "childResults" | "childFailures"> {
-  return {
-    childResults: async <R>() => {
-      const done = (await broker.dependencies(seq)).filter((d) => d.outcome === "completed");
-      const records = new Map(
-        (await broker.getMessages(done.map((d) => d.seqNumber))).map((r) => [r.seqNumber, r]),
-      );
-      const out: Record<string, R> = {};
-      for (const d of done) {
-        const r = records.get(d.seqNumber);
-        out[String(d.seqNumber)] = (r?.result ? core.serializer.deserialize(r.result) : undefined) as R;
-      }
-      return out;
-    },
-    childFailures: async () => {
-      const out: Record<string, string> = {};
-      for (const d of await broker.dependencies(seq)) {
-        if (d.outcome === "failed" || d.outcome === "cancelled")
-          out[String(d.seqNumber)] = d.error ?? d.outcome;
-      }
-      return out;
-    },
-  };
+): Promise<Record<string, R>> {
+  const done = (await broker.dependencies(seq)).filter((d) => d.outcome === "completed");
+  const records = new Map(
+    (await broker.getMessages(done.map((d) => d.seqNumber))).map((r) => [r.seqNumber, r]),
+  );
+  const out: Record<string, R> = {};
+  for (const d of done) {
+    const r = records.get(d.seqNumber);
+    out[String(d.seqNumber)] = (r?.result ? core.serializer.deserialize(r.result) : undefined) as R;
+  }
+  return out;
+}
+
+/** In a flow's parent (`currentJob().childFailures()`): its dead or cancelled children's errors, by child id. */
+export async function childFailures(broker: Broker, seq: number): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const d of await broker.dependencies(seq)) {
+    if (d.outcome === "failed" || d.outcome === "cancelled") out[String(d.seqNumber)] = d.error ?? d.outcome;
+  }
+  return out;
 }
 
 /** True for a flow's child: settling it may release its parent. */

@@ -2,11 +2,11 @@ import type { Broker } from "../contract/broker.js";
 import { LockLostError } from "../contract/errors.js";
 import type { CompleteItem, Message } from "../contract/types.js";
 import { backoffDelay } from "./backoff.js";
-import { type JobContext, runInJob } from "./context.js";
+import { runInJob } from "./context.js";
 import type { QueueCore } from "./core.js";
 import { JobCancelledError, JobTimeoutError, SerializationError, TaskNotRegisteredError } from "./errors.js";
-import { flowContext, isFlowChild, releaseParent } from "./flows.js";
-import { logAndProgress } from "./job-logs.js";
+import { isFlowChild, releaseParent } from "./flows.js";
+import { HandlerContext } from "./handler-context.js";
 import {
   DEFAULT_MAX_RETRIES,
   maxRetriesOf,
@@ -15,36 +15,9 @@ import {
   timeoutOf,
 } from "./job-record.js";
 import { splitEngineQueue } from "./naming.js";
+import { abortJob, type RunningJob } from "./running-job.js";
 import { deserializeCall } from "./serializer.js";
 import type { OutcomeEvent, TaskContext } from "./types.js";
-
-/** A job this worker is running. */
-export interface RunningJob {
-  seq: number;
-  queue: string;
-  lockToken: string;
-  /** Created when the handler first reads its signal (most never do). */
-  controller: AbortController | undefined;
-  /** Why the job was aborted before its signal existed (the signal is born aborted). */
-  abortReason: unknown;
-  cancelRequested: boolean;
-}
-
-/** The job's signal, created on first use. */
-export function signalOf(job: RunningJob): AbortSignal {
-  if (!job.controller) {
-    job.controller = new AbortController();
-    if (job.abortReason !== undefined) job.controller.abort(job.abortReason);
-  }
-  return job.controller.signal;
-}
-
-/** Aborts the job's signal (now, or at its creation). */
-export function abortJob(job: RunningJob, reason: unknown): void {
-  if (job.abortReason !== undefined) return;
-  job.abortReason = reason;
-  job.controller?.abort(reason);
-}
 
 type Attempt =
   | { ok: true; value: unknown }
@@ -84,18 +57,12 @@ export class JobRunner {
   async run(m: Message, job: RunningJob, handlerDone: () => void): Promise<void> {
     const taskName = m.subject ?? "";
     const started = performance.now();
-    if (this.core.events.has("job.started")) {
-      this.core.events.emit("job.started", {
-        jobId: String(m.seqNumber),
-        taskName,
-        queue: splitEngineQueue(job.queue).queue,
-        attempt: m.deliveryCount,
-      });
-    }
-    const attempt = await this.attempt(m, job, taskName);
-    handlerDone();
     const jobId = String(m.seqNumber);
     const queue = splitEngineQueue(job.queue).queue;
+    if (this.core.events.has("job.started"))
+      this.core.events.emit("job.started", { jobId, taskName, queue, attempt: m.deliveryCount });
+    const attempt = await this.attempt(m, job, taskName, queue);
+    handlerDone();
     const task = this.core.tasks.get(taskName);
     const ownTtl = m.properties?.[PROP_RESULT_TTL];
     const retainMs =
@@ -154,7 +121,7 @@ export class JobRunner {
     }
   }
 
-  private async attempt(m: Message, job: RunningJob, taskName: string): Promise<Attempt> {
+  private async attempt(m: Message, job: RunningJob, taskName: string, queue: string): Promise<Attempt> {
     const task = this.core.tasks.get(taskName);
     if (!task)
       return { ok: false, error: new TaskNotRegisteredError(taskName), timedOut: false, alwaysRetry: false };
@@ -170,17 +137,7 @@ export class JobRunner {
     const ctx: TaskContext = { jobId: String(m.seqNumber), taskName, args: list, attempt: m.deliveryCount };
     const metadata = m.properties?.[PROP_METADATA];
     if (metadata !== undefined) ctx.metadata = metadata;
-    const jobCtx: JobContext = {
-      jobId: ctx.jobId,
-      taskName,
-      queue: splitEngineQueue(job.queue).queue,
-      attempt: m.deliveryCount,
-      get signal() {
-        return signalOf(job);
-      },
-      ...logAndProgress(this.core, this.broker, job, m),
-      ...flowContext(this.core, this.broker, job.seq),
-    };
+    const jobCtx = new HandlerContext(this.core, this.broker, job, m, queue);
     const middleware = this.core.middleware;
     const startedAt = performance.now();
     if (middleware.length === 0) {

@@ -7,10 +7,11 @@ import { MAX_RENEW_BATCH } from "../contract/limits.js";
 import type { CompleteItem, Message } from "../contract/types.js";
 import type { QueueCore } from "./core.js";
 import { LEASE_GRACE_MS, leaseMsOf } from "./job-record.js";
-import { abortJob, cancelReason, JobRunner, type RunningJob } from "./job-runner.js";
+import { cancelReason, JobRunner } from "./job-runner.js";
 import { runLogConsumer } from "./log-consumer.js";
 import { engineQueue, splitEngineQueue } from "./naming.js";
 import type { PeriodicScheduler } from "./periodic.js";
+import { abortJob, type RunningJob } from "./running-job.js";
 import { REAPER_LOCK, REAPER_LOCK_TTL_MS, type Topics } from "./topics.js";
 import type { WorkerRunOptions } from "./types.js";
 

@@ -209,6 +209,40 @@ for (const subject of JOB_BROKER_SUBJECTS) {
       }
     });
 
+    it("currentJob()'s methods work taken apart from it, as FlexiQ's handlers use them", async () => {
+      n++;
+      let seen: { jobId: string; queue: string; attempt: number; aborted: boolean } | undefined;
+      const queue = queueOn().task("work", async () => {
+        const { jobId, queue: name, attempt, signal, log, updateProgress, setProgress } = currentJob();
+        seen = { jobId, queue: name, attempt, aborted: signal.aborted };
+        await log("taken apart");
+        await updateProgress(30);
+        await setProgress(140); // clamped to 100
+        await assert.rejects(log(7 as unknown as string), QueueError);
+        return "done";
+      });
+      const progress: JobProgressEvent[] = [];
+      queue.on("job.progress", (e) => progress.push(e));
+      const worker = queue.runWorker({ queues: ["apart"] });
+      try {
+        const id = await queue.enqueue("work", [], { queue: "apart" });
+        assert.equal(await queue.result(id, { timeoutMs: 15_000 }), "done");
+        assert.deepEqual(seen, { jobId: id, queue: "apart", attempt: 1, aborted: false });
+        assert.deepEqual(await queue.getJobLogs(id), { logs: ["taken apart"], count: 1 });
+        assert.equal((await queue.getJob(id))?.progress, 100);
+        assert.deepEqual(
+          progress.map((p) => [p.jobId, p.progress, p.taskName, p.queue]),
+          [
+            [id, 30, "work", "apart"],
+            [id, 100, "work", "apart"],
+          ],
+        );
+      } finally {
+        await worker.stop();
+        await queue.close();
+      }
+    });
+
     it("a queue with recordEvents false stores no events; QueueEvents refuses bad options", async () => {
       n++;
       const quiet = new Queue({ broker: b.broker, namespace: `ns${n}`, recordEvents: false }).task(
