@@ -15,24 +15,27 @@ import { type RunningJob, signalOf } from "./running-job.js";
 export class HandlerContext implements JobContext {
   readonly jobId: string;
   readonly taskName: string;
+  /** The job's queue as the application names it. */
+  readonly queue: string;
   /** 1 for the first attempt. */
   readonly attempt: number;
+  // Private (#): a handler that logs or serializes its context sees the job's fields, not these.
+  readonly #core: QueueCore;
+  readonly #broker: Broker;
+  readonly #job: RunningJob;
 
-  constructor(
-    private readonly core: QueueCore,
-    private readonly broker: Broker,
-    private readonly job: RunningJob,
-    message: Message,
-    /** The job's queue as the application names it. */
-    readonly queue: string,
-  ) {
+  constructor(core: QueueCore, broker: Broker, job: RunningJob, message: Message, queue: string) {
     this.jobId = String(message.seqNumber);
     this.taskName = message.subject ?? "";
+    this.queue = queue;
     this.attempt = message.deliveryCount;
+    this.#core = core;
+    this.#broker = broker;
+    this.#job = job;
   }
 
   get signal(): AbortSignal {
-    return signalOf(this.job);
+    return signalOf(this.#job);
   }
 
   /** FlexiQ's name: clamps rather than refuses, and reports like `updateProgress`. */
@@ -51,23 +54,23 @@ export class HandlerContext implements JobContext {
   get log(): (text: string) => Promise<void> {
     return async (text) => {
       if (typeof text !== "string") throw new QueueError("a log line must be a string");
-      const { queue, seq, lockToken } = this.job;
-      await this.broker.appendMessageLog(queue, seq, lockToken, [text]);
+      const { queue, seq, lockToken } = this.#job;
+      await this.#broker.appendMessageLog(queue, seq, lockToken, [text]);
     };
   }
 
   get childResults(): <R = unknown>() => Promise<Record<string, R>> {
-    return () => childResults(this.core, this.broker, this.job.seq);
+    return () => childResults(this.#core, this.#broker, this.#job.seq);
   }
 
   get childFailures(): () => Promise<Record<string, string>> {
-    return () => childFailures(this.broker, this.job.seq);
+    return () => childFailures(this.#broker, this.#job.seq);
   }
 
   private async storeProgress(value: number): Promise<void> {
-    const { queue, seq, lockToken } = this.job;
-    await this.broker.setProgress(queue, seq, lockToken, value);
-    this.core.events.emit("job.progress", {
+    const { queue, seq, lockToken } = this.#job;
+    await this.#broker.setProgress(queue, seq, lockToken, value);
+    this.#core.events.emit("job.progress", {
       jobId: this.jobId,
       progress: value,
       taskName: this.taskName,

@@ -209,12 +209,14 @@ for (const subject of JOB_BROKER_SUBJECTS) {
       }
     });
 
-    it("currentJob()'s methods work taken apart from it, as FlexiQ's handlers use them", async () => {
+    it("currentJob()'s methods work taken apart from it; serialized it shows the job's fields alone", async () => {
       n++;
       let seen: { jobId: string; queue: string; attempt: number; aborted: boolean } | undefined;
+      let serialized: unknown;
       const queue = queueOn().task("work", async () => {
         const { jobId, queue: name, attempt, signal, log, updateProgress, setProgress } = currentJob();
         seen = { jobId, queue: name, attempt, aborted: signal.aborted };
+        serialized = JSON.parse(JSON.stringify(currentJob()));
         await log("taken apart");
         await updateProgress(30);
         await setProgress(140); // clamped to 100
@@ -228,6 +230,8 @@ for (const subject of JOB_BROKER_SUBJECTS) {
         const id = await queue.enqueue("work", [], { queue: "apart" });
         assert.equal(await queue.result(id, { timeoutMs: 15_000 }), "done");
         assert.deepEqual(seen, { jobId: id, queue: "apart", attempt: 1, aborted: false });
+        // Its own fields alone: nothing of the worker's broker or queue state.
+        assert.deepEqual(serialized, { jobId: id, taskName: "work", queue: "apart", attempt: 1 });
         assert.deepEqual(await queue.getJobLogs(id), { logs: ["taken apart"], count: 1 });
         assert.equal((await queue.getJob(id))?.progress, 100);
         assert.deepEqual(
