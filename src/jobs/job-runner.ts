@@ -134,10 +134,10 @@ export class JobRunner {
       return { ok: false, error, timedOut: false, alwaysRetry: true };
     }
     const timeoutMs = timeoutOf(m.lockDurationMs);
-    const ctx: TaskContext = { jobId: String(m.seqNumber), taskName, args: list, attempt: m.deliveryCount };
+    const jobCtx = new HandlerContext(this.core, this.broker, job, m, queue);
+    const ctx: TaskContext = { jobId: jobCtx.jobId, taskName, args: list, attempt: m.deliveryCount };
     const metadata = m.properties?.[PROP_METADATA];
     if (metadata !== undefined) ctx.metadata = metadata;
-    const jobCtx = new HandlerContext(this.core, this.broker, job, m, queue);
     const middleware = this.core.middleware;
     const startedAt = performance.now();
     if (middleware.length === 0) {
