@@ -179,6 +179,33 @@ describe("hand-off: a send claims for a parked receiver inside its own transacti
     ]);
   });
 
+  it("an older row its group holds back does not stop the hand-off (the claim would skip it too)", async () => {
+    const b = await broker();
+    await b.send("q", { body: "caches the queue's row" });
+    await b.receive("q", { mode: "receive-and-delete" });
+    // A group whose first message is locked: its second waits behind it, active but not claimable.
+    await b.send("q", [
+      { body: "g1", groupId: "g" },
+      { body: "g2", groupId: "g" },
+    ]);
+    const [first] = await b.receive("q");
+    assert.equal(first?.body.toString(), "g1");
+    const waiting = b.receive("q", { waitMs: 5000, maxMessages: 10 });
+    await parked();
+    const transactions = countTransactions(b);
+    await b.send("q", { body: "newer" });
+    assert.deepEqual(
+      (await waiting).map((m) => m.body.toString()),
+      ["newer"],
+    );
+    assert.equal(transactions(), 1, "the send's own transaction handed it over: no claim of the receiver's");
+    assert.deepEqual(
+      (await b.peek("q")).map((m) => `${m.body}:${m.state}`),
+      ["g1:locked", "g2:active", "newer:locked"],
+    );
+    await b.close();
+  });
+
   it("a send whose cached queue row another connection changed before its transaction goes the long way", async () => {
     const { b, changeConfig, close } = await staleQueueRow();
     // The send reads the cached row now; its transaction begins on a later turn, after the change.

@@ -150,6 +150,29 @@ describe("PostgreSQL hand-off: a send stores its messages locked for a receiver 
     assert.deepEqual(await states(q), ["low:active", "high:locked"]);
   });
 
+  it("an older row its group holds back does not stop the hand-off (the claim would skip it too)", async () => {
+    const q = await queue();
+    // A group whose first message is locked: its second waits behind it, active but not claimable.
+    await b.send(q, [
+      { body: "g1", groupId: "g" },
+      { body: "g2", groupId: "g" },
+    ]);
+    const [first] = await b.receive(q);
+    assert.equal(first?.body.toString(), "g1");
+    const waiting = b.receive(q, { waitMs: 5000 });
+    await parked();
+    const spy = spyStatements();
+    await b.send(q, { body: "newer" });
+    const got = await waiting;
+    spy.stop();
+    assert.deepEqual(
+      got.map((m) => m.body.toString()),
+      ["newer"],
+    );
+    assert.equal(spy.claims(), 0, "the send's statement handed it over: the receiver claimed nothing itself");
+    assert.deepEqual(await states(q), ["g1:locked", "g2:active", "newer:locked"]);
+  });
+
   it("a send that fails stores nothing and locks nothing: the receiver stays parked for the next", async () => {
     const q = await queue();
     await admin.query(`

@@ -17,7 +17,8 @@ export interface RowLock {
  * The rows of a plain send that a parked receiver's claim would take were it run right after the
  * commit, locked for it in the send's own statement. `floor` is the lowest priority among them: the
  * statement hands them over only if no claimable row of the queue has that priority or more (one
- * would come first, being older); otherwise it stores every row claimable as usual.
+ * would come first, being older; a row its group holds back would not); otherwise it stores every
+ * row claimable as usual.
  */
 export interface HandOff {
   /** Per row of the send: its lock, or undefined when it stays claimable. */

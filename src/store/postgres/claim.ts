@@ -33,7 +33,7 @@ const blockedBy = (sameLine: string, state: string) =>
  * earlier row can appear behind a claim. Strict claims also serialise on the queue's lock, because
  * the strict rule does not look at earlier active rows.
  */
-const groupRule = `(m.group_id IS NULL OR NOT (
+export const groupRule = `(m.group_id IS NULL OR NOT (
   ${blockedBy("AND b.group_id = m.group_id", "locked")} OR
   ${blockedBy("AND b.group_id = m.group_id", "deferred")} OR
   ${blockedBy("AND b.group_id = m.group_id", "scheduled")} OR

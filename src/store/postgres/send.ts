@@ -5,7 +5,7 @@ import type { QueueRow } from "../../core/queue-config.js";
 import type { FreshRows, Route, SendOps } from "../../core/verbs/send.js";
 import type { HandOff } from "../../core/verbs/send-hand-off.js";
 import type { DedupHit, DedupKey, NewRow } from "../../core/verbs/send-rows.js";
-import { claimable } from "./claim.js";
+import { claimable, groupRule } from "./claim.js";
 import type { Conn } from "./db.js";
 import { lockAll, xactLockKey } from "./locks.js";
 import { pgName } from "./names.js";
@@ -69,11 +69,12 @@ const SEND_GUARDED = `
 /**
  * `SEND_GUARDED` handing rows to a parked receiver: the rows with a token (`$18`) are stored locked
  * until `$19`, delivered once, if no claimable row of the queue has priority `$20` or more (it would
- * be claimed first); else every row is stored as `SEND_GUARDED` stores it. `handed` says which.
+ * be claimed first; one its group holds back would not); else every row is stored as `SEND_GUARDED`
+ * stores it. `handed` says which.
  */
 const SEND_HANDING = `
   WITH g AS (SELECT 1 FROM queues WHERE name = $1 AND version = $17),
-  h AS (SELECT NOT EXISTS (SELECT 1 FROM messages m WHERE ${claimable} AND m.priority >= $20) AS ok),
+  h AS (SELECT NOT EXISTS (SELECT 1 FROM messages m WHERE ${claimable} AND m.priority >= $20 AND ${groupRule}) AS ok),
   ins AS (
     INSERT INTO messages (${COLUMNS}, lock_token, locked_until, delivery_count, delivered_at)
     SELECT $1, CASE WHEN l.hand THEN 'locked' ELSE u.state END, u.priority, u.visible_at, $2, u.expires_at,

@@ -38,7 +38,7 @@ const earlierActive = (sameLine: string, index: string) =>
  * jumps its group's line). Strict FIFO applies the same probes queue-wide, so it delivers in
  * sequence order whatever priorities the rows carry (a queue reconfigured to strict, a redrive).
  */
-const groupRule = `(m.group_id IS NULL OR NOT (
+export const groupRule = `(m.group_id IS NULL OR NOT (
   ${blockedBy("AND b.group_id = m.group_id", "locked")} OR
   ${blockedBy("AND b.group_id = m.group_id", "deferred")} OR
   ${blockedBy("AND b.group_id = m.group_id", "scheduled")} OR

@@ -4,7 +4,7 @@ import type { QueueRow } from "../../core/queue-config.js";
 import type { FreshRows, Route, SendOps } from "../../core/verbs/send.js";
 import type { HandOff, RowLock } from "../../core/verbs/send-hand-off.js";
 import type { DedupHit, DedupKey, NewRow } from "../../core/verbs/send-rows.js";
-import { claimable } from "./claim.js";
+import { claimable, groupRule } from "./claim.js";
 import type { SqliteDatabase } from "./database.js";
 import type { QueueCounter } from "./queue-counter.js";
 import type { QueueRegistry } from "./queue-registry.js";
@@ -22,14 +22,15 @@ const ROWS_PER_STATEMENT = 64;
 /**
  * Whether a claimable row of `@queue` has priority `@floor` or more: a parked receiver's claim would
  * take it before a send's new rows. Two seeks, as the claim's own arms: the partial index of
- * prioritized rows, and for a floor of 0 or less the per-state index's priority-0 rows.
+ * prioritized rows, and for a floor of 0 or less the per-state index's priority-0 rows. A row its
+ * group holds back (an earlier one of its group in flight) is not one: the claim would skip it too.
  */
 const CLAIMABLE_FROM = `
   SELECT 1 FROM (SELECT 1 FROM messages m INDEXED BY idx_msg_claim_priority
-                 WHERE m.priority <> 0 AND m.priority >= @floor AND ${claimable} LIMIT 1)
+                 WHERE m.priority <> 0 AND m.priority >= @floor AND ${claimable} AND ${groupRule} LIMIT 1)
   UNION ALL
   SELECT 1 FROM (SELECT 1 FROM messages m INDEXED BY idx_msg_queue_state
-                 WHERE @floor <= 0 AND m.priority = 0 AND ${claimable} LIMIT 1)
+                 WHERE @floor <= 0 AND m.priority = 0 AND ${claimable} AND ${groupRule} LIMIT 1)
   LIMIT 1`;
 
 /**
