@@ -192,7 +192,8 @@ export interface WorkerRunOptions {
   /**
    * The most jobs one claim takes. A claim takes no more than the free slots, except while the
    * worker's jobs are short (under 5 ms on average): then it claims up to `batchSize` ahead and
-   * starts them as slots free, so tiny jobs share claims and commits. Default: max(concurrency, 64).
+   * starts them as slots free, so tiny jobs share claims and commits (with the next batch claimed
+   * once half of one waits: up to one and a half batches wait). Default: max(concurrency, 64).
    */
   batchSize?: number;
   /** Heartbeat period; lease renewals and cancel checks run at least this often. Default 5000. */

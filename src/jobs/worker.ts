@@ -17,7 +17,7 @@ import type { WorkerRunOptions } from "./types.js";
 
 export const DEFAULT_CONCURRENCY = 16;
 
-/** Jobs averaging under this (ms) are claimed ahead of free slots, up to `batchSize`. */
+/** Jobs averaging under this (ms) are claimed ahead of free slots (up to 1.5 × `batchSize` waiting). */
 const SHORT_JOB_MS = 5;
 /**
  * Claims that took at least this long (ms) wait on a server: the next one is sent before the
@@ -312,8 +312,9 @@ export class Worker {
    * While the slots are busy with short jobs, fewer than half a batch wait in the buffer and the
    * last claim came back full, claims the next batch without waiting for a slot: the claim's round
    * trip then overlaps the jobs still to run instead of following them (on PostgreSQL that round
-   * trip is most of a short job's cost). It does not long-poll; when it finds nothing, the loop's
-   * own claim parks as usual.
+   * trip is most of a short job's cost). Up to one and a half batches then wait: a claim that only
+   * topped them up to one batch came back after they ran out (PostgreSQL drains a sixth slower). It
+   * does not long-poll; when it finds nothing, the loop's own claim parks as usual.
    */
   private claimAheadIfLow(broker: Broker): void {
     if (this.claimingAhead || this.abort.signal.aborted) return;

@@ -4,10 +4,14 @@ import type { Broker } from "../../src/contract/broker.js";
 import { eventually, sleep } from "./helpers.js";
 import { onEverySubject } from "./subject-queues.js";
 
-/** Every claim the worker made: the jobs started and claimed before it was sent, and what it got. */
+/**
+ * Every claim the worker made: the jobs started and claimed before it was sent, how many it asked
+ * for and how many it got.
+ */
 interface ClaimSeen {
   startedBefore: number;
   claimedBefore: number;
+  asked: number;
   got: number;
 }
 
@@ -23,7 +27,12 @@ function distantClaims(
   const claims: ClaimSeen[] = [];
   let claimed = 0;
   const receiveAny: Broker["receiveAny"] = async (queues, options) => {
-    const seen = { startedBefore: started(), claimedBefore: claimed, got: 0 };
+    const seen = {
+      startedBefore: started(),
+      claimedBefore: claimed,
+      asked: options?.maxMessages ?? 1,
+      got: 0,
+    };
     claims.push(seen);
     await sleep(delayMs);
     const got = await broker.receiveAny(queues, options);
@@ -68,6 +77,11 @@ onEverySubject("jobs: claiming ahead when a claim waits on a server", (s) => {
       assert.ok(
         c.claimedBefore - c.startedBefore <= 4,
         `a claim ahead is sent once at most half a batch waits: ${JSON.stringify(c)}`,
+      );
+      // Waiting: the buffer, and at most the one job launched whose handler has not begun.
+      assert.ok(
+        c.claimedBefore - c.startedBefore + c.asked <= 8 + 4 + 1,
+        `a worker holds at most a batch and a half waiting: ${JSON.stringify(c)}`,
       );
     }
   });
