@@ -1,42 +1,38 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { NotFoundError } from "../../src/contract/errors.js";
-import type { Logger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/open.js";
+import { captureLogger } from "../support/capture-logger.js";
 
 // A subscription filter that fails at run time routes nowhere (fail-closed) and is logged: once per
 // committed publish, and never for a publish whose transaction rolled back.
 describe("filters failing at run time", () => {
   const open = async () => {
-    const warnings: { obj: object; msg?: string }[] = [];
-    const logger: Logger = {
-      debug() {},
-      info() {},
-      warn: (obj, msg) => warnings.push({ obj, msg }),
-      error() {},
-    };
+    const logger = captureLogger();
     const b = await openBroker(":memory:", { background: false, logger });
     await b.subscribe("t", "amount", { filter: "body_json.amount > 100" });
     await b.subscribe("t", "all");
-    return { b, warnings };
+    return { b, logger };
   };
 
   it("a failing filter is logged once with its topic and subscription", async () => {
-    const { b, warnings } = await open();
+    const { b, logger } = await open();
     await b.send("t", { body: "not json" });
-    assert.equal(warnings.length, 1);
+    const problems = logger.problems();
+    assert.equal(problems.length, 1);
+    assert.equal(problems[0]!.level, "warn");
     assert.deepEqual(
-      { ...warnings[0]!.obj, err: typeof (warnings[0]!.obj as { err: unknown }).err },
+      { ...problems[0]!.obj, err: typeof problems[0]!.obj.err },
       { topic: "t", subscription: "amount", err: "string" },
     );
-    assert.match(warnings[0]!.msg ?? "", /filter failed at run time/);
+    assert.match(problems[0]!.msg ?? "", /filter failed at run time/);
     assert.equal((await b.stats("amount")).total, 0);
     assert.equal((await b.stats("all")).total, 1);
     await b.close();
   });
 
   it("a publish replayed with its group after another write failed logs once", async () => {
-    const { b, warnings } = await open();
+    const { b, logger } = await open();
     // Issued together: one group. The failing send rolls the group back; the publish runs again.
     const [published, failed] = await Promise.allSettled([
       b.send("t", { body: "not json" }),
@@ -45,13 +41,13 @@ describe("filters failing at run time", () => {
     assert.equal(published.status, "fulfilled");
     assert.equal(failed.status, "rejected");
     assert.ok((failed as PromiseRejectedResult).reason instanceof NotFoundError);
-    assert.equal(warnings.length, 1);
+    assert.equal(logger.problems().length, 1);
     assert.equal((await b.stats("all")).total, 1);
     await b.close();
   });
 
   it("a publish inside a transaction that rolls back logs nothing", async () => {
-    const { b, warnings } = await open();
+    const { b, logger } = await open();
     await assert.rejects(
       b.tx((t) => {
         t.send("t", { body: "not json" });
@@ -59,7 +55,7 @@ describe("filters failing at run time", () => {
       }),
       /the application gives up/,
     );
-    assert.equal(warnings.length, 0);
+    assert.equal(logger.problems().length, 0);
     assert.equal((await b.stats("all")).total, 0);
     await b.close();
   });

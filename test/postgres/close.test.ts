@@ -2,8 +2,8 @@
 // before the connection that sends them is ended, so closing logs no failure.
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import type { Logger } from "../../src/contract/logger.js";
 import { PostgresBroker } from "../../src/store/postgres/postgres-broker.js";
+import { captureLogger } from "../support/capture-logger.js";
 import { dropSchema, freshSchema, PG_DSN, requirePostgres } from "./pg.js";
 
 await requirePostgres();
@@ -13,13 +13,7 @@ describe("PostgreSQL: closing after writes", () => {
   after(() => dropSchema(schema));
 
   it("sends the last commits' notifications before it ends their connection", async () => {
-    const warnings: string[] = [];
-    const logger: Logger = {
-      debug() {},
-      info() {},
-      warn: (obj, msg) => warnings.push(`${msg} ${JSON.stringify(obj)}`),
-      error: (obj, msg) => warnings.push(`${msg} ${JSON.stringify(obj)}`),
-    };
+    const logger = captureLogger();
     for (let round = 0; round < 5; round++) {
       const b = await PostgresBroker.open(PG_DSN, { schema, background: false, logger });
       await b.createQueue(`q${round}`);
@@ -27,6 +21,6 @@ describe("PostgreSQL: closing after writes", () => {
       await Promise.all(Array.from({ length: 20 }, (_, i) => b.send(`q${round}`, { body: `m${i}` })));
       await b.close();
     }
-    assert.deepEqual(warnings, []);
+    assert.deepEqual(logger.problems(), []);
   });
 });

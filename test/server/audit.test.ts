@@ -1,15 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { Logger } from "../../src/contract/logger.js";
 import { tokenHashId } from "../../src/server/access/tokens.js";
+import { captureLogger as capture } from "../support/capture-logger.js";
 import { type Served, serve } from "./harness.js";
-
-/** A logger that keeps every line it is given, with its level. */
-function capture(): Logger & { lines: { level: string; msg?: string; obj: any }[] } {
-  const lines: { level: string; msg?: string; obj: any }[] = [];
-  const at = (level: string) => (obj: object, msg?: string) => lines.push({ level, msg, obj });
-  return { lines, debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
-}
 
 const SECRETS = ["adm-secret", "anon-admin-secret", "mon-secret"];
 

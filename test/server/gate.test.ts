@@ -1,19 +1,8 @@
 import assert from "node:assert/strict";
 import { request } from "node:http";
 import { describe, it } from "node:test";
-import type { Logger } from "../../src/contract/logger.js";
+import { captureLogger as capture } from "../support/capture-logger.js";
 import { AUTH, serve } from "./harness.js";
-
-/** A logger that keeps every line with its level. */
-function capture(): Logger & { lines: { level: string; obj: Record<string, unknown>; msg?: string }[] } {
-  const lines: { level: string; obj: Record<string, unknown>; msg?: string }[] = [];
-  const at =
-    (level: string) =>
-    (obj: object, msg?: string): void => {
-      lines.push({ level, obj: obj as Record<string, unknown>, msg });
-    };
-  return { lines, debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
-}
 
 // The gate every request passes (CORS → access log → stop refusal → auth) and an RPC route's own
 // steps, as a client and the log see them.
