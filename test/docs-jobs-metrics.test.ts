@@ -1,20 +1,12 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { runDocSnippet } from "./support/doc-snippet.js";
+import { runDocSnippet, sectionBlocks } from "./support/doc-snippet.js";
 
 // The ```ts blocks of the metrics, maxPending and debouncing sections of docs/jobs.md are whole
 // programs that must run as written (each in a fresh directory, through the package's `source`
 // condition), and print what their comments say.
 const SECTIONS = ["## Metrics", "## Queue limits: maxPending", "## Debouncing"];
-const doc = readFileSync("docs/jobs.md", "utf8");
-const blocks = SECTIONS.flatMap((heading) => {
-  const start = doc.indexOf(`\n${heading}\n`);
-  assert.ok(start >= 0, `docs/jobs.md has a section "${heading}"`);
-  const end = doc.indexOf("\n## ", start + heading.length + 2);
-  const section = doc.slice(start, end < 0 ? undefined : end);
-  return [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => ({ heading, code: m[1]! }));
-});
+const blocks = sectionBlocks("docs/jobs.md", SECTIONS);
 
 /** What each block must print (in order of the blocks above). */
 const EXPECTED: RegExp[][] = [

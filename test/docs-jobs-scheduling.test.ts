@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { runDocSnippet } from "./support/doc-snippet.js";
+import { runDocSnippet, sectionBlocks } from "./support/doc-snippet.js";
 
 // The ```ts blocks of the backoff, interval periodic, retention and promote/remove/retry sections
 // of docs/jobs.md are whole programs that must run as written (each in a fresh directory, through
@@ -12,14 +11,7 @@ const SECTIONS = [
   "## Promote, remove and retry a job",
   "## Periodic jobs every N ms",
 ];
-const doc = readFileSync("docs/jobs.md", "utf8");
-const blocks = SECTIONS.flatMap((heading) => {
-  const start = doc.indexOf(`\n${heading}\n`);
-  assert.ok(start >= 0, `docs/jobs.md has a section "${heading}"`);
-  const end = doc.indexOf("\n## ", start + heading.length + 2);
-  const section = doc.slice(start, end < 0 ? undefined : end);
-  return [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => ({ heading, code: m[1]! }));
-});
+const blocks = sectionBlocks("docs/jobs.md", SECTIONS);
 
 /** What each block must print, in order (the blocks above, in order). */
 const EXPECTED: string[][] = [

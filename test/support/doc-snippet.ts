@@ -1,5 +1,6 @@
+import assert from "node:assert/strict";
 import { type SpawnSyncReturns, spawnSync } from "node:child_process";
-import { rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { tempDir } from "./temp.js";
 
@@ -23,4 +24,23 @@ export function runDocSnippet(code: string, name: string): SpawnSyncReturns<stri
     tmp.cleanup();
     rmSync(file, { force: true });
   }
+}
+
+/** The text of the section of markdown `doc` under `heading` (a `## ` line), up to the next one. */
+export function docSection(doc: string, heading: string): string {
+  const start = doc.indexOf(`\n${heading}\n`);
+  assert.ok(start >= 0, `the document has a section "${heading}"`);
+  const end = doc.indexOf("\n## ", start + heading.length + 2);
+  return doc.slice(start, end < 0 ? undefined : end);
+}
+
+/** The ```ts blocks of the sections of the markdown file `path` under `headings`, in order. */
+export function sectionBlocks(
+  path: string,
+  headings: readonly string[],
+): { heading: string; code: string }[] {
+  const doc = readFileSync(path, "utf8");
+  return headings.flatMap((heading) =>
+    [...docSection(doc, heading).matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => ({ heading, code: m[1]! })),
+  );
 }
