@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { encodeJson, errorToWire } from "../wire/index.js";
+import { answerTurns } from "./answer-turns.js";
 import type { AccessFields, ServerEnv } from "./env.js";
 import { WireList } from "./wire-list.js";
 
@@ -56,12 +57,14 @@ export function json(
 
 /** An answer from this many bytes on is written in slices (`json`). */
 const SLICED_ANSWER_BYTES = 256 * 1024;
-/** How long encoding one slice of an answer runs before other requests get a turn. */
-const SLICE_MS = 4;
 
-/** A list of an answer with more than one item, as an array or a `WireList`. */
+/**
+ * A list of an answer that may be large: an array of more than one item, or a `WireList` of any
+ * (one message of a 1 MiB body is 1.4 MB of JSON: encoded whole, with its base64 and its copies as
+ * strings, eight single-message Peeks at once held the server for 100-200 ms).
+ */
 const isLongList = (v: unknown): v is unknown[] | WireList<unknown> =>
-  (Array.isArray(v) || v instanceof WireList) && v.length > 1;
+  v instanceof WireList ? v.length > 0 : Array.isArray(v) && v.length > 1;
 
 /** Part of a sliced answer: text (encoded as it is written) or bytes already encoded. */
 type Chunk = string | Uint8Array;
@@ -69,7 +72,9 @@ type Chunk = string | Uint8Array;
 /**
  * An answer whose one list is large, as a stream of slices encoded a few milliseconds at a time
  * with other requests served in between (encoding a 32 MiB Peek answer and converting it to bytes
- * in one go held the server for half a second and more). The bytes are those of `encodeJson`'s
+ * in one go held the server for half a second and more); the answers being encoded share each turn
+ * of the event loop (`answerTurns`). The request's own turn encodes just enough to tell a large
+ * answer from a small one (`SLICED_ANSWER_BYTES`). The bytes are those of `encodeJson`'s
  * text: the fields in their order, the list's items each by `JSON.stringify`. Undefined when the
  * answer has no list or encodes in one short slice of text (then it is answered whole, as usual). A
  * `WireList`'s item is turned into its wire form (or straight into bytes) only then, and dropped
@@ -95,15 +100,14 @@ function slicedAnswer(body: unknown): ReadableStream<Uint8Array> | string | unde
   const own = list instanceof WireList ? list : undefined;
   const items = own ? own.items : (list as unknown[]);
   const toWire = own?.toWire as ((item: unknown) => unknown) | undefined;
-  const jsonBytes = own?.jsonBytes as ((item: unknown) => Uint8Array | undefined) | undefined;
+  const jsonBytes = own?.jsonBytes as ((item: unknown) => readonly Uint8Array[] | undefined) | undefined;
   let next = 0;
-  /** Encodes items from `next` for one slice: its chunks, text runs joined. */
-  const slice = (): Chunk[] => {
+  /** Encodes items from `next` until `until` or `most` bytes (one at least): its chunks, text runs joined. */
+  const slice = (until: number, most: number): Chunk[] => {
     const chunks: Chunk[] = [];
     let text = "";
     let bytes = 0;
-    const started = performance.now();
-    while (next < items.length && bytes < SLICED_ANSWER_BYTES * 4 && performance.now() - started < SLICE_MS) {
+    while (next < items.length && bytes < most && (bytes === 0 || performance.now() < until)) {
       let item = items[next];
       const comma = next === 0 ? "" : ",";
       next++;
@@ -112,9 +116,9 @@ function slicedAnswer(body: unknown): ReadableStream<Uint8Array> | string | unde
         items[next - 1] = undefined;
         const encoded = jsonBytes?.(item);
         if (encoded) {
-          chunks.push(text + comma, encoded);
+          chunks.push(text + comma, ...encoded);
           text = "";
-          bytes += encoded.length;
+          for (const piece of encoded) bytes += piece.length;
           continue;
         }
         item = toWire!(item);
@@ -126,7 +130,7 @@ function slicedAnswer(body: unknown): ReadableStream<Uint8Array> | string | unde
     chunks.push(text);
     return chunks;
   };
-  const first = slice();
+  const first = slice(Number.POSITIVE_INFINITY, SLICED_ANSWER_BYTES);
   if (next === items.length && first.length === 1 && (first[0] as string).length < SLICED_ANSWER_BYTES)
     return head + (first[0] as string) + tail;
   const encoder = new TextEncoder();
@@ -144,12 +148,13 @@ function slicedAnswer(body: unknown): ReadableStream<Uint8Array> | string | unde
         pending = undefined;
         return;
       }
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      const chunks = slice();
-      if (next === items.length) {
-        write(controller, [...chunks, tail]);
-        controller.close();
-      } else write(controller, chunks);
+      await answerTurns.slice((until) => {
+        const chunks = slice(until, SLICED_ANSWER_BYTES * 4);
+        if (next === items.length) {
+          write(controller, [...chunks, tail]);
+          controller.close();
+        } else write(controller, chunks);
+      });
     },
   });
 }

@@ -10,10 +10,10 @@ export class WireList<W> {
     readonly items: unknown[],
     readonly toWire: (item: never) => W,
     /**
-     * The UTF-8 bytes of an item's JSON (those of `JSON.stringify(toWire(item))`) where making
-     * them directly costs less than the text (a large message body); undefined otherwise.
+     * The UTF-8 bytes of an item's JSON (those of `JSON.stringify(toWire(item))`, in pieces) where
+     * making them directly costs less than the text (a large message body); undefined otherwise.
      */
-    readonly jsonBytes?: (item: never) => Uint8Array | undefined,
+    readonly jsonBytes?: (item: never) => readonly Uint8Array[] | undefined,
   ) {}
 
   get length(): number {
