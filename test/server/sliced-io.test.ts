@@ -78,6 +78,51 @@ describe("large requests and answers", () => {
     }
   });
 
+  it("a one-message answer is written in slices when its body is large, whole when it is small", async () => {
+    const s = await serve();
+    try {
+      await s.rpc("AdminService/CreateQueue", { name: "q" });
+      for (const n of [300_000, 10]) {
+        const sent = await s.rpc("QueueService/Send", {
+          queue: "q",
+          messages: [{ body: Buffer.alloc(n, 5).toString("base64") }],
+        });
+        assert.equal(sent.status, 200, sent.text);
+        const [stored] = await s.broker.peek("q", { max: 1 });
+        const peek = await s.post("/mqlite.v1.QueueService/Peek", { queue: "q", max: 1 });
+        assert.equal(peek.status, 200);
+        assert.equal(peek.text, encodeJson({ messages: [messageToWire(stored!)] }));
+        if (n > LARGE_BODY_BYTES) assert.equal(peek.headers.get("content-length"), null, "written in slices");
+        else
+          assert.equal(
+            peek.headers.get("content-length"),
+            String(Buffer.byteLength(peek.text)),
+            "written whole",
+          );
+        const got = await s.post("/mqlite.v1.QueueService/Receive", { queue: "q", max_messages: 1 });
+        assert.equal(got.status, 200);
+        const [m] = JSON.parse(got.text).messages as {
+          seq_number: number;
+          lock_token: string;
+          body: string;
+        }[];
+        assert.equal(Buffer.from(m!.body, "base64").length, n);
+        assert.equal(
+          (
+            await s.rpc("QueueService/Complete", {
+              queue: "q",
+              seq_number: m!.seq_number,
+              lock_token: m!.lock_token,
+            })
+          ).status,
+          200,
+        );
+      }
+    } finally {
+      await s.close();
+    }
+  });
+
   it("messageJsonBytes writes what JSON.stringify(messageToWire(m)) writes, for a large body only", () => {
     const base: Message = {
       seqNumber: 7,
