@@ -14,6 +14,8 @@ export class WireList<W> {
      * making them directly costs less than the text (a large message body); undefined otherwise.
      */
     readonly jsonBytes?: (item: never) => readonly Uint8Array[] | undefined,
+    /** Whether `jsonBytes` makes an item's bytes, known without making them. */
+    readonly inBytes?: (item: never) => boolean,
   ) {}
 
   get length(): number {

@@ -26,7 +26,7 @@ export * from "./job-service.js";
 export { decodeJsonObject, encodeJson } from "./json.js";
 export type { JsonText } from "./json-shape.js";
 export * from "./message.js";
-export { LARGE_BODY_BYTES, messageJsonBytes } from "./message-bytes.js";
+export { hasLargeBody, LARGE_BODY_BYTES, messageJsonBytes } from "./message-bytes.js";
 export { openApiDocument, openApiJson } from "./openapi.js";
 export { Empty, SettleResponse } from "./primitives.js";
 export * from "./queue-config.js";

@@ -7,6 +7,9 @@ export const LARGE_BODY_BYTES = 64 * 1024;
 /** Body bytes per base64 piece: a multiple of 3, so the pieces' encodings join into the whole's. */
 const PIECE_BYTES = 48 * 1024;
 
+/** Whether `messageJsonBytes` writes the message as bytes: its body is large. */
+export const hasLargeBody = (m: Message): boolean => (m.body?.length ?? 0) >= LARGE_BODY_BYTES;
+
 /** A one-byte body stands in for the real one; its base64 is what the real one replaces. */
 const STAND_IN = Buffer.from([0]);
 const STAND_IN_JSON = `"body":"${STAND_IN.toString("base64")}"`;
@@ -23,8 +26,8 @@ const STAND_IN_JSON = `"body":"${STAND_IN.toString("base64")}"`;
  * cheaper.
  */
 export function messageJsonBytes(m: Message): Buffer[] | undefined {
+  if (!hasLargeBody(m)) return undefined;
   const body = m.body;
-  if (!body || body.length < LARGE_BODY_BYTES) return undefined;
   const text = JSON.stringify(messageToWire({ ...m, body: STAND_IN }));
   // The body's key is the last one that can read so: later fields are numbers and the queue (a
   // string, where a quote is escaped), and a property named "body" comes before it.

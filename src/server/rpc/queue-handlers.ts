@@ -2,6 +2,7 @@ import { CancelledError, ClosedError, MessageTooLargeError } from "../../contrac
 import type { OutgoingMessage } from "../../contract/types.js";
 import {
   decodeBase64,
+  hasLargeBody,
   type ListPreparation,
   messageJsonBytes,
   messageToWire,
@@ -90,7 +91,7 @@ async function receive(req: RequestOf<"receive">, ctx: RpcContext): Promise<Answ
   giveBackIfUndelivered(ctx, messages, () => queue);
   return {
     // A copy: the give-back above keeps the messages themselves.
-    messages: new WireList(messages.slice(), messageToWire, messageJsonBytes),
+    messages: new WireList(messages.slice(), messageToWire, messageJsonBytes, hasLargeBody),
   };
 }
 
@@ -203,7 +204,7 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
       maxBytes: req.max_bytes ?? undefined,
     });
     ctx.note({ msgs: messages.length });
-    return { messages: new WireList(messages, messageToWire, messageJsonBytes) };
+    return { messages: new WireList(messages, messageToWire, messageJsonBytes, hasLargeBody) };
   },
 
   async cancel(req, ctx) {
@@ -224,7 +225,7 @@ export const queueHandlers: Pick<Handlers, QueueRoutes> = {
       maxBytes: req.max_bytes ?? undefined,
     });
     ctx.note({ msgs: messages.length });
-    return { messages: new WireList(messages, messageToWire, messageJsonBytes) };
+    return { messages: new WireList(messages, messageToWire, messageJsonBytes, hasLargeBody) };
   },
 
   async stats(req, ctx) {
