@@ -309,7 +309,7 @@ export class Worker {
   }
 
   /**
-   * While the slots are busy with short jobs, fewer than half a batch wait in the buffer and the
+   * While the slots are busy with short jobs, at most half a batch waits in the buffer and the
    * last claim came back full, claims the next batch without waiting for a slot: the claim's round
    * trip then overlaps the jobs still to run instead of following them (on PostgreSQL that round
    * trip is most of a short job's cost). Up to one and a half batches then wait: a claim that only
