@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { GroupRequiredError } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/open.js";
-import { SEQUENCE_BLOCK } from "../../src/store/sqlite/sequence-numbers.js";
+import { SEQUENCE_BLOCK, SequenceNumbers } from "../../src/store/sqlite/sequence-numbers.js";
 import { tempDir } from "../support/temp.js";
 
 const quiet = { background: false, logger: silentLogger } as const;
@@ -19,6 +20,19 @@ function reserved(path: string): number {
   } finally {
     db.close();
   }
+}
+
+/** The pages of the file's WAL frames in the order written (those of its current salt only). */
+function walPages(path: string): number[] {
+  const wal = readFileSync(`${path}-wal`);
+  const pageSize = wal.readUInt32BE(8);
+  const salt = wal.subarray(16, 24);
+  const pages: number[] = [];
+  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
+    if (!wal.subarray(at + 8, at + 16).equals(salt)) break;
+    pages.push(wal.readUInt32BE(at));
+  }
+  return pages;
 }
 
 const increasing = (seqs: number[]) => seqs.every((s, i) => i === 0 || s > seqs[i - 1]!);
@@ -151,6 +165,77 @@ describe("sequence numbers", () => {
     assert.deepEqual(seqs.slice(3), later);
     // The failures gave up only the numbers they took, not the rest of the block.
     assert.ok(later[0]! - seqs[2]! <= 3, `a failure cost a block: ${seqs.join(",")}`);
+    await b.close();
+  });
+
+  it("are reserved in the file by the commit that uses them, not when taken", async () => {
+    const path = tmp.file("deferred.db");
+    await (await openBroker(path, quiet)).close();
+    const db = new Database(path);
+    const ids = new SequenceNumbers(db, "messages");
+    const stored = () => db.prepare("SELECT reserved FROM sequences WHERE name = 'messages'").pluck().get();
+    db.exec("BEGIN IMMEDIATE");
+    ids.began();
+    const first = ids.take(3);
+    assert.equal(stored(), first - 1, "written when taken");
+    ids.flush();
+    assert.equal(stored(), first + 2 + SEQUENCE_BLOCK);
+    db.exec("COMMIT");
+    db.close();
+  });
+
+  it("of a block reserved by a transaction that rolled back are not used once another connection reserved", async () => {
+    const path = tmp.file("undone-block.db");
+    const a = await openBroker(path, quiet);
+    await a.createQueue("q");
+    const b = await openBroker(path, quiet);
+    // a's first block is reserved inside a transaction that rolls back: it was never stored.
+    await assert.rejects(
+      a.tx((t) => {
+        t.send("q", [{ body: "never" }, { body: "stored" }]);
+        throw new Error("undo");
+      }),
+      /undo/,
+    );
+    // b's block covers the numbers a had taken: a must not take them again.
+    const seqs = [
+      ...(await b.send(
+        "q",
+        [1, 2, 3, 4, 5].map((i) => ({ body: `b${i}` })),
+      )),
+    ];
+    seqs.push(...(await a.send("q", { body: "a1" })));
+    seqs.push(...(await b.send("q", { body: "b6" })));
+    seqs.push(...(await a.send("q", { body: "a2" })));
+    assert.ok(increasing(seqs), `not increasing in commit order: ${seqs.join(",")}`);
+    await a.close();
+    await b.close();
+  });
+
+  // Written when taken, the reservation of a long write's second block changed the sequences page
+  // after the page cache had spilled it to the WAL: SQLite rewrote that early frame in place and,
+  // at the commit, recomputed the checksum of every frame after it (20-50 ms on the event loop).
+  it("of a long write are stored with its commit, after the rows' spilled pages", async () => {
+    const path = tmp.file("long.db");
+    const b = await openBroker(path, { ...quiet, checkpointThread: false });
+    await b.createQueue("q");
+    const body = "x".repeat(3000); // a page of its own per row: the write spills as it goes
+    const seqs = await b.send(
+      "q",
+      Array.from({ length: 3 * SEQUENCE_BLOCK }, (_, i) => ({ body, messageId: `m${i}` })),
+    );
+    assert.equal(seqs.length, 3 * SEQUENCE_BLOCK);
+    const db = new Database(path, { readonly: true });
+    const page = db.prepare("SELECT pageno FROM dbstat WHERE name = 'sequences'").pluck().get() as number;
+    db.close();
+    const pages = walPages(path);
+    assert.ok(pages.length > 3 * SEQUENCE_BLOCK, `${pages.length} frames`);
+    const at = pages.lastIndexOf(page);
+    assert.ok(
+      at > pages.length / 2,
+      `the sequences page is frame ${at} of ${pages.length}: written early and rewritten in place`,
+    );
+    assert.ok(reserved(path) >= seqs[seqs.length - 1]!);
     await b.close();
   });
 });

@@ -192,8 +192,16 @@ export class SqliteBroker extends CoreBroker implements Broker {
     };
     this.writer = new Writer(
       this.db,
-      () => this.checkExternalChange(),
+      () => {
+        this.ids.began();
+        this.topicIds.began();
+        this.checkExternalChange();
+      },
       () => this.dropCaches(),
+      () => {
+        this.ids.flush();
+        this.topicIds.flush();
+      },
       () => this.checkpoints?.nudge(),
       () => this.checkpoints !== undefined,
       WAL_AUTOCHECKPOINT_FRAMES,

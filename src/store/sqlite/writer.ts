@@ -175,6 +175,11 @@ export class Writer {
     private readonly onBegin: () => void = () => {},
     /** Called after anything was rolled back: what was cached from the undone writes is stale. */
     private readonly onRollback: () => void = () => {},
+    /**
+     * Called last before every COMMIT, after the hooks, under the write lock (the writes held back
+     * to the end of the transaction: the sequence reservations). Throwing fails the transaction.
+     */
+    private readonly beforeCommit: () => void = () => {},
     /** Called after every commit, before its hooks (the checkpoint thread's wake-up). */
     private readonly onCommit: () => void = () => {},
     /**
@@ -578,6 +583,7 @@ export class Writer {
         this.onRollback();
       }
     }
+    this.beforeCommit();
   }
 
   /**
