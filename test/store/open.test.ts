@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import {
@@ -10,7 +10,11 @@ import {
 } from "../../src/contract/errors.js";
 import { silentLogger } from "../../src/contract/logger.js";
 import { openBroker } from "../../src/open.js";
-import { openDatabase, WAL_AUTOCHECKPOINT_FRAMES } from "../../src/store/sqlite/database.js";
+import {
+  openDatabase,
+  WAL_AUTOCHECKPOINT_FRAMES,
+  WAL_SIZE_LIMIT_BYTES,
+} from "../../src/store/sqlite/database.js";
 import { LATEST_SCHEMA_VERSION } from "../../src/store/sqlite/migrations/index.js";
 import { parseSyncMode } from "../../src/store/sqlite/sync-mode.js";
 import { tempDir } from "../support/temp.js";
@@ -44,6 +48,29 @@ describe("store: opening a database", () => {
       for (let i = 0; i < 900; i++) insert.run(page);
       const [waiting] = db.pragma("wal_checkpoint(PASSIVE)") as { log: number }[];
       assert.ok(waiting!.log > 1000 && waiting!.log < WAL_AUTOCHECKPOINT_FRAMES, `${waiting!.log} frames`);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("cuts a grown WAL file back to WAL_SIZE_LIMIT_BYTES when it starts over after a checkpoint", () => {
+    const path = tmp.file("wal-limit.db");
+    const db = openDatabase(path, { now: Date.now() });
+    try {
+      db.exec("CREATE TABLE t (v BLOB)");
+      const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
+      const page = Buffer.alloc(3000);
+      // One transaction of about 1.5 times the limit: the WAL must hold it whole.
+      const pages = Math.ceil((1.5 * WAL_SIZE_LIMIT_BYTES) / 4096);
+      db.transaction(() => {
+        for (let i = 0; i < pages; i++) insert.run(page);
+      })();
+      const grown = statSync(`${path}-wal`).size;
+      assert.ok(grown > WAL_SIZE_LIMIT_BYTES, `the WAL grew to ${grown} bytes`);
+      db.pragma("wal_checkpoint(PASSIVE)");
+      insert.run(page); // starts the WAL over
+      const cut = statSync(`${path}-wal`).size;
+      assert.ok(cut <= WAL_SIZE_LIMIT_BYTES, `the WAL file is ${cut} bytes`);
     } finally {
       db.close();
     }

@@ -35,6 +35,14 @@ export interface OpenDatabaseOptions {
  */
 export const WAL_AUTOCHECKPOINT_FRAMES = 4000;
 
+/**
+ * The size the WAL file is cut back to when it starts over after a checkpoint. A WAL grows to hold
+ * everything written between two checkpoints, and a long write (a 24 MB batch) holds its commit's
+ * checkpoint back; without a limit the file kept that size on disk. Twice the WAL of
+ * `WAL_AUTOCHECKPOINT_FRAMES`, so steady writes never pay for the cut.
+ */
+export const WAL_SIZE_LIMIT_BYTES = 32 * 1024 * 1024;
+
 /** True for an in-memory database path. */
 export function isMemoryPath(path: string): boolean {
   return path === ":memory:" || path === "" || path.startsWith("file::memory:");
@@ -73,7 +81,8 @@ export function normalizePath(path: string): string {
 
 /**
  * Opens (creating if needed) and migrates an mqlite database: WAL, the chosen `synchronous`, a busy
- * timeout, foreign keys, incremental auto-vacuum, a checkpoint every `WAL_AUTOCHECKPOINT_FRAMES`.
+ * timeout, foreign keys, incremental auto-vacuum, a checkpoint every `WAL_AUTOCHECKPOINT_FRAMES`,
+ * a WAL cut back to `WAL_SIZE_LIMIT_BYTES`.
  * Refuses a newer schema or a foreign file untouched.
  */
 export function openDatabase(path: string, options: OpenDatabaseOptions): SqliteDatabase {
@@ -95,6 +104,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Sqlite
       db.pragma("auto_vacuum = INCREMENTAL");
       db.pragma("journal_mode = WAL");
       db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_FRAMES}`);
+      db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       db.pragma(`synchronous = ${(options.synchronous ?? "normal").toUpperCase()}`);
       db.pragma("temp_store = MEMORY");
     }

@@ -122,22 +122,6 @@ export class SqliteMaintenanceOps extends SqliteDeadLetterOps implements Mainten
   }
 }
 
-/**
- * Gives free pages back to the file system once enough accumulated (outside any transaction).
- * Failures (another process busy) are left for the next pass.
- */
-export function reclaimFreePages(db: SqliteDatabase): void {
-  try {
-    const free = db.pragma("freelist_count", { simple: true }) as number;
-    if (free < 256) return;
-    db.pragma("wal_checkpoint(TRUNCATE)");
-    db.pragma("incremental_vacuum");
-    db.pragma("wal_checkpoint(TRUNCATE)");
-  } catch {
-    // busy: next time
-  }
-}
-
 /** The rows' queues counted (read one at a time: an expiry can reach a million rows). */
 function perQueue(queues: Iterable<string>): ExpiredInQueue[] {
   const n = new Map<string, number>();

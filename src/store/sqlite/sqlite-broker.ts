@@ -40,8 +40,9 @@ import {
 } from "./database.js";
 import { SqliteDependencyOps } from "./dependencies.js";
 import { SqliteFlowOps } from "./flow-ops.js";
+import { FreePageReclaimer } from "./free-page-reclaimer.js";
 import { SqliteNamedLockOps } from "./locks.js";
-import { reclaimFreePages, SqliteMaintenanceOps } from "./maintenance.js";
+import { SqliteMaintenanceOps } from "./maintenance.js";
 import { SqliteRecordOps } from "./message-records.js";
 import { LATEST_SCHEMA_VERSION } from "./migrations/index.js";
 import { QueueCounter } from "./queue-counter.js";
@@ -142,6 +143,8 @@ export class SqliteBroker extends CoreBroker implements Broker {
   private lastDataVersion = 0;
   /** Copies committed pages into the file off the event loop (file-backed, shared files only). */
   private readonly checkpoints: CheckpointedFile | undefined;
+  /** Gives free pages back to the file system (not for in-memory databases). */
+  private readonly reclaimer: FreePageReclaimer | undefined;
   private readonly completedCounts = new Map<string, number>();
   private readonly sentCounts = new Map<string, number>();
   private readonly records: SqliteRecordOps;
@@ -214,14 +217,17 @@ export class SqliteBroker extends CoreBroker implements Broker {
     if (options.checkpointThread !== false && !isMemoryPath(path) && !options.exclusive) {
       this.checkpoints = this.startCheckpoints(options.synchronous ?? "normal");
     }
+    // Steps only between the writer's transactions, not while a long write holds one open.
+    this.reclaimer = isMemoryPath(path)
+      ? undefined
+      : new FreePageReclaimer(
+          this.db,
+          () => !this.writer.busy,
+          () => this.checkpoints?.nudge(),
+        );
     this.loops = this.maintenanceLoops({
       clock: this.clock,
-      // Not while a long write holds the transaction open: the next run reclaims.
-      reclaim: isMemoryPath(path)
-        ? undefined
-        : () => {
-            if (!this.writer.busy) reclaimFreePages(this.db);
-          },
+      reclaim: this.reclaimer ? () => void this.reclaimer?.reclaim() : undefined,
       logger: this.logger,
     });
     this.effectTargets = {
@@ -423,7 +429,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
   override async runMaintenanceOnce(): Promise<MaintenanceResult> {
     const out = await super.runMaintenanceOnce();
     await this.writer.settled();
-    if (this.location !== ":memory:") reclaimFreePages(this.db);
+    await this.reclaimer?.reclaim();
     return out;
   }
 
