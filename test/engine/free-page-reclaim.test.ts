@@ -96,6 +96,31 @@ describe("SQLite: free pages are given back in steps", () => {
     }
   });
 
+  it("a step does not wait for another connection's write lock: the pass ends, and the next one resumes", async () => {
+    const tmp = tempDir();
+    const db = withFreePages(tmp.file("mq.db"), 3000);
+    const other = new Database(tmp.file("mq.db"));
+    try {
+      db.pragma("busy_timeout = 20000");
+      const free = freePages(db);
+      const reclaimer = new FreePageReclaimer(db, () => true);
+      other.exec("BEGIN IMMEDIATE");
+      const started = performance.now();
+      await reclaimer.reclaim();
+      const waited = performance.now() - started;
+      other.exec("COMMIT");
+      assert.ok(waited < 10_000, `the step waited ${Math.round(waited)} ms for the lock`);
+      assert.equal(freePages(db), free, "nothing given back while the lock was held");
+      assert.equal(db.pragma("busy_timeout", { simple: true }), 20000, "the busy timeout is restored");
+      await reclaimer.reclaim();
+      assert.equal(freePages(db), 0);
+    } finally {
+      other.close();
+      db.close();
+      tmp.cleanup();
+    }
+  });
+
   it("one pass at a time: a second call joins the running pass", async () => {
     const tmp = tempDir();
     const db = withFreePages(tmp.file("mq.db"), 1000);

@@ -19,9 +19,9 @@ export const RECLAIM_STEP_PAGES = 256;
  *
  * Each step is its own short transaction on the writer's connection, taken only between the
  * writer's transactions (`canStep`): a write waits behind one step at most. A long write holding
- * the transaction open, a closed connection or another process holding the lock ends the pass;
- * the next one resumes. The file itself shrinks when a checkpoint has copied the steps' pages
- * (`afterPass` wakes the checkpoint thread).
+ * the transaction open, a closed connection or another connection holding the write lock (a step
+ * does not wait for it) ends the pass; the next one resumes. The file itself shrinks when a
+ * checkpoint has copied the steps' pages (`afterPass` wakes the checkpoint thread).
  */
 export class FreePageReclaimer {
   private pass: Promise<void> | undefined;
@@ -45,7 +45,7 @@ export class FreePageReclaimer {
     let stepped = false;
     try {
       while (this.ready() && this.freePages() >= (stepped ? 1 : RECLAIM_MIN_FREE_PAGES)) {
-        this.db.pragma(`incremental_vacuum(${RECLAIM_STEP_PAGES})`);
+        this.step();
         stepped = true;
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
@@ -53,6 +53,20 @@ export class FreePageReclaimer {
       // Busy (another process writes) or closing: the next pass resumes.
     }
     if (stepped && this.db.open) this.afterPass();
+  }
+
+  /**
+   * One step, without waiting for the lock: with another process writing, the connection's busy
+   * timeout (seconds) would hold the event loop for work that can wait for the next pass.
+   */
+  private step(): void {
+    const timeout = this.db.pragma("busy_timeout", { simple: true }) as number;
+    this.db.pragma("busy_timeout = 0");
+    try {
+      this.db.pragma(`incremental_vacuum(${RECLAIM_STEP_PAGES})`);
+    } finally {
+      this.db.pragma(`busy_timeout = ${timeout}`);
+    }
   }
 
   private ready(): boolean {
