@@ -3,7 +3,13 @@ import { InvalidArgumentError } from "../contract/errors.js";
 import { describe } from "./decode.js";
 import { foldKeys } from "./fold-keys.js";
 import { decodeJsonObject, decodeJsonValue } from "./json.js";
-import { type JsonText, REQUEST_SHAPE_CAPS, refuseOversizedJson, type TopLevelList } from "./json-shape.js";
+import {
+  type ItemBytes,
+  type JsonText,
+  REQUEST_SHAPE_CAPS,
+  refuseOversizedJson,
+  type TopLevelList,
+} from "./json-shape.js";
 
 /** Bodies from this size on are decoded in slices (`decodeRequestSliced`). */
 export const SLICED_DECODE_BYTES = 256 * 1024;
@@ -21,7 +27,8 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 export interface ListPreparation {
   /** The field, as the schema names it. */
   field: string;
-  item: (decoded: never) => unknown;
+  /** `place`: the item's own bytes, when the request was read as bytes (see `ItemBytes`). */
+  item: (decoded: never, place?: ItemBytes) => unknown;
 }
 
 /** `req` with `prep`'s field prepared, item by item (a request decoded in one go). */
@@ -105,7 +112,9 @@ export async function decodeRequestSliced<S extends z.ZodType>(
   for (const [n, list] of lists.entries()) {
     const key = keys[n]!;
     const { element, max } = fields[n]!;
-    const prep = prepare?.field === key ? (prepare.item as (decoded: unknown) => unknown) : undefined;
+    const prep =
+      prepare?.field === key ? (prepare.item as (decoded: unknown, place?: ItemBytes) => unknown) : undefined;
+    const bytes = typeof text === "string" ? undefined : text;
     const bounds = [list.open, ...list.commas, list.close];
     // Only a list without commas can be empty (a whole list decoded here would be the body again).
     const empty = list.commas.length === 0 && textOf(text, list.open + 1, list.close).trim() === "";
@@ -119,7 +128,8 @@ export async function decodeRequestSliced<S extends z.ZodType>(
         const issue = result.error.issues[0]!;
         throw new InvalidArgumentError(describe({ ...issue, path: [key, i, ...issue.path] }));
       }
-      out.push(prep ? prep(result.data) : result.data);
+      const place = bytes && { bytes, start: bounds[i]! + 1, end: bounds[i + 1]! };
+      out.push(prep ? prep(result.data, place) : result.data);
       if (performance.now() - slice > SLICE_MS) {
         await nextTurn();
         slice = performance.now();

@@ -24,7 +24,7 @@ export { ErrorBody, errorFromWire, errorToWire } from "./errors.js";
 export * from "./job-flows.js";
 export * from "./job-service.js";
 export { decodeJsonObject, encodeJson } from "./json.js";
-export type { JsonText } from "./json-shape.js";
+export type { ItemBytes, JsonText } from "./json-shape.js";
 export * from "./message.js";
 export { hasLargeBody, LARGE_BODY_BYTES, messageJsonBytes } from "./message-bytes.js";
 export { openApiDocument, openApiJson } from "./openapi.js";

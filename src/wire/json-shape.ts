@@ -45,6 +45,17 @@ export interface TopLevelList {
  */
 export type JsonText = string | Buffer;
 
+/**
+ * Where a list item's text lies in a request's bytes. Once the item is decoded its text is not
+ * read again, so what the item becomes may be written there (a body decoded from base64 is shorter
+ * than its text) instead of into new memory.
+ */
+export interface ItemBytes {
+  bytes: Buffer;
+  start: number;
+  end: number;
+}
+
 /** The character (string) or byte (bytes) at `i`. */
 function codeAt(text: JsonText, i: number): number {
   return typeof text === "string" ? text.charCodeAt(i) : text[i]!;

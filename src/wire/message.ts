@@ -2,6 +2,7 @@ import { z } from "zod";
 import { InvalidArgumentError } from "../contract/errors.js";
 import type { FilterSample, Message, MessageState, OutgoingMessage } from "../contract/types.js";
 import { decodeBase64, encodeBase64 } from "./base64.js";
+import type { ItemBytes } from "./json-shape.js";
 import { bytes, int, str } from "./primitives.js";
 import { stringMap } from "./string-map.js";
 
@@ -143,8 +144,8 @@ export function outgoingToWire(m: OutgoingMessage): WireMessage {
 }
 
 /** A message to send, as the server reads it off the wire (output-only fields are ignored). */
-export function outgoingFromWire(w: WireMessage): OutgoingMessage {
-  const m: OutgoingMessage = { body: w.body ? decodeBase64(w.body) : Buffer.alloc(0) };
+export function outgoingFromWire(w: WireMessage, place?: ItemBytes): OutgoingMessage {
+  const m: OutgoingMessage = { body: w.body ? decodeBase64(w.body, place) : Buffer.alloc(0) };
   put(m, "messageId", w.message_id);
   put(m, "correlationId", w.correlation_id);
   put(m, "replyTo", w.reply_to);

@@ -42,6 +42,22 @@ async function broker() {
 const parked = () => sleep(30);
 
 describe("hand-off: a send claims for a parked receiver inside its own transaction", () => {
+  it("a handed-off body that is a small view of a large buffer is the receiver's own copy", async () => {
+    const b = await broker();
+    const large = Buffer.alloc(4 * 1024 * 1024, 7);
+    const view = large.subarray(1000, 1000 + 2400);
+    const own = Buffer.from("whole bytes of its own");
+    const waiting = b.receive("q", { waitMs: 5000, maxMessages: 2 });
+    await parked();
+    await b.send("q", [{ body: view }, { body: own }]);
+    const got = await waiting;
+    assert.equal(got.length, 2, "both handed over");
+    assert.deepEqual(got[0]!.body, view);
+    assert.notEqual(got[0]!.body.buffer, large.buffer, "the 4 MiB buffer is not kept by the message");
+    assert.equal(got[1]!.body, own, "a body that is its buffer's own bytes is handed over as it is");
+    await b.close();
+  });
+
   it("a parked receive gets the message from the send's transaction, with no transaction of its own", async () => {
     const b = await broker();
     const waiting = b.receive("q", { waitMs: 5000 });

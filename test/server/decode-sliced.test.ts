@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   CompleteBatchRequest,
+  decodeBase64,
   decodeRequest,
   decodeRequestSliced,
   outgoingFromWire,
@@ -187,6 +188,41 @@ describe("sliced decoding", () => {
       prepare,
     );
     assert.equal(other.queues?.[899]?.startsWith("q899"), true);
+  });
+
+  it("writes a Send's bodies into the request's own bytes, each a view of them, as decoded in one go", async () => {
+    const split = `${body.slice(0, 76)}\r\n${body.slice(76)}`; // CR LF inside, as Go's clients may wrap
+    const list = [...messages(300), { body: "" }, { body: split }, { body: "AAE=" }, { body: "AA==" }];
+    const text = JSON.stringify({ queue: "q", messages: list });
+    const bytes = Buffer.from(text);
+    const prepare = { field: "messages", item: outgoingFromWire };
+    const sliced = await decodeRequestSliced(SendRequest, bytes, decodeRequest, prepare);
+    const whole = prepareList(decodeRequest(SendRequest, text), prepare);
+    assert.deepEqual(sliced, whole);
+    const bodies = (sliced.messages as unknown as { body: Buffer }[]).map((m) => m.body);
+    assert.equal(bodies.length, 304);
+    for (const [i, b] of bodies.entries()) {
+      if (b.length === 0) continue;
+      assert.equal(b.buffer, bytes.buffer, `body ${i} is a view of the request's bytes`);
+    }
+    assert.deepEqual(bodies[301], Buffer.alloc(3000, 1));
+    assert.deepEqual([...bodies[302]!], [0, 1]);
+    assert.deepEqual([...bodies[303]!], [0]);
+    // Decoded whole (a string), each body has bytes of its own, as before.
+    assert.notEqual((whole.messages as unknown as { body: Buffer }[])[0]!.body.buffer, bytes.buffer);
+  });
+
+  it("decodes base64 into the given place only when it fits there", () => {
+    const room = Buffer.alloc(16, 0xff);
+    const into = decodeBase64("AAECAw==", { bytes: room, start: 4, end: 12 });
+    assert.deepEqual([...into], [0, 1, 2, 3]);
+    assert.equal(into.buffer, room.buffer);
+    assert.equal(into.byteOffset, room.byteOffset + 4);
+    const tight = Buffer.alloc(16, 0xff);
+    const own = decodeBase64("AAECAw==", { bytes: tight, start: 4, end: 7 });
+    assert.deepEqual([...own], [0, 1, 2, 3]);
+    assert.notEqual(own.buffer, tight.buffer, "three bytes of room for four: bytes of its own");
+    assert.deepEqual(tight, Buffer.alloc(16, 0xff), "and the room left as it was");
   });
 
   it("matches keys case-insensitively, as decoding in one go does", async () => {

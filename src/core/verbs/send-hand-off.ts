@@ -61,6 +61,19 @@ export function handOffOf(
   return { locks, floor, order };
 }
 
+/** A buffer from this size on is not kept alive by a handed-off body that is a small view of it. */
+const DETACH_FROM_BYTES = 1024 * 1024;
+
+/**
+ * The body the receiver gets: the sent bytes themselves, or a copy when they are a small part of a
+ * large buffer (a served Send's bodies are decoded into its 32 MiB request's bytes): the receiver
+ * may keep its message, and a view would keep the whole buffer with it.
+ */
+function handedBody(body: Buffer): Buffer {
+  const whole = body.buffer.byteLength;
+  return whole >= DETACH_FROM_BYTES && body.byteLength * 2 < whole ? Buffer.from(body) : body;
+}
+
 /** The messages the receiver gets, as its claim would have answered them. */
 export function handedMessages(
   h: HandOff,
@@ -85,7 +98,7 @@ export function handedMessages(
       content_type: r.m.contentType,
       subject: r.m.subject,
       properties: r.m.propertiesJson,
-      body: r.m.body,
+      body: handedBody(r.m.body),
       max_deliveries: r.m.maxDeliveries,
       lock_duration_ms: r.m.lockDurationMs,
     });
