@@ -108,13 +108,13 @@ export async function decodeRequestSliced<S extends z.ZodType>(
     return prepareList(decodeWhole(schema, textOf(text)), prepare);
   await nextTurn();
   const items: unknown[][] = [];
+  const bytes = typeof text === "string" ? undefined : text;
   let slice = performance.now();
   for (const [n, list] of lists.entries()) {
     const key = keys[n]!;
     const { element, max } = fields[n]!;
     const prep =
       prepare?.field === key ? (prepare.item as (decoded: unknown, place?: ItemBytes) => unknown) : undefined;
-    const bytes = typeof text === "string" ? undefined : text;
     const bounds = [list.open, ...list.commas, list.close];
     // Only a list without commas can be empty (a whole list decoded here would be the body again).
     const empty = list.commas.length === 0 && textOf(text, list.open + 1, list.close).trim() === "";
@@ -128,8 +128,11 @@ export async function decodeRequestSliced<S extends z.ZodType>(
         const issue = result.error.issues[0]!;
         throw new InvalidArgumentError(describe({ ...issue, path: [key, i, ...issue.path] }));
       }
-      const place = bytes && { bytes, start: bounds[i]! + 1, end: bounds[i + 1]! };
-      out.push(prep ? prep(result.data, place) : result.data);
+      out.push(
+        prep
+          ? prep(result.data, bytes && { bytes, start: bounds[i]! + 1, end: bounds[i + 1]! })
+          : result.data,
+      );
       if (performance.now() - slice > SLICE_MS) {
         await nextTurn();
         slice = performance.now();

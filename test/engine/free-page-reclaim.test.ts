@@ -29,11 +29,25 @@ function withFreePages(path: string, pages: number): SqliteDatabase {
   return db;
 }
 
+/** Runs `test` on a fresh file with about `pages` free pages (see `withFreePages`), then removes it. */
+async function onFreePages(
+  pages: number,
+  test: (db: SqliteDatabase, path: string) => Promise<void>,
+): Promise<void> {
+  const tmp = tempDir();
+  const path = tmp.file("mq.db");
+  const db = withFreePages(path, pages);
+  try {
+    await test(db, path);
+  } finally {
+    db.close();
+    tmp.cleanup();
+  }
+}
+
 describe("SQLite: free pages are given back in steps", () => {
-  it("a pass gives back every free page, the loop turning between steps of RECLAIM_STEP_PAGES", async () => {
-    const tmp = tempDir();
-    const db = withFreePages(tmp.file("mq.db"), 3000);
-    try {
+  it("a pass gives back every free page, the loop turning between steps of RECLAIM_STEP_PAGES", async () =>
+    onFreePages(3000, async (db) => {
       const free = freePages(db);
       const pages = pageCount(db);
       assert.ok(free >= 3000, `${free} free pages to give back`);
@@ -52,16 +66,10 @@ describe("SQLite: free pages are given back in steps", () => {
       const steps = Math.ceil(free / RECLAIM_STEP_PAGES);
       assert.ok(turned >= steps - 1, `the loop turned ${turned} times over ${steps} steps`);
       assert.equal(passes, 1, "the checkpoint thread is woken once, after the pass");
-    } finally {
-      db.close();
-      tmp.cleanup();
-    }
-  });
+    }));
 
-  it("fewer than RECLAIM_MIN_FREE_PAGES free pages are left for reuse", async () => {
-    const tmp = tempDir();
-    const db = withFreePages(tmp.file("mq.db"), RECLAIM_MIN_FREE_PAGES / 2);
-    try {
+  it("fewer than RECLAIM_MIN_FREE_PAGES free pages are left for reuse", async () =>
+    onFreePages(RECLAIM_MIN_FREE_PAGES / 2, async (db) => {
       const free = freePages(db);
       assert.ok(free > 0 && free < RECLAIM_MIN_FREE_PAGES, `${free} free pages`);
       let passes = 0;
@@ -72,16 +80,10 @@ describe("SQLite: free pages are given back in steps", () => {
       ).reclaim();
       assert.equal(freePages(db), free);
       assert.equal(passes, 0, "nothing stepped, nothing to checkpoint");
-    } finally {
-      db.close();
-      tmp.cleanup();
-    }
-  });
+    }));
 
-  it("a pass ends when the writer may not be interrupted, and the next one resumes", async () => {
-    const tmp = tempDir();
-    const db = withFreePages(tmp.file("mq.db"), 3000);
-    try {
+  it("a pass ends when the writer may not be interrupted, and the next one resumes", async () =>
+    onFreePages(3000, async (db) => {
       const free = freePages(db);
       let allowed = 2;
       const reclaimer = new FreePageReclaimer(db, () => allowed-- > 0);
@@ -90,41 +92,32 @@ describe("SQLite: free pages are given back in steps", () => {
       allowed = Number.POSITIVE_INFINITY;
       await reclaimer.reclaim();
       assert.equal(freePages(db), 0);
-    } finally {
-      db.close();
-      tmp.cleanup();
-    }
-  });
+    }));
 
-  it("a step does not wait for another connection's write lock: the pass ends, and the next one resumes", async () => {
-    const tmp = tempDir();
-    const db = withFreePages(tmp.file("mq.db"), 3000);
-    const other = new Database(tmp.file("mq.db"));
-    try {
-      db.pragma("busy_timeout = 20000");
-      const free = freePages(db);
-      const reclaimer = new FreePageReclaimer(db, () => true);
-      other.exec("BEGIN IMMEDIATE");
-      const started = performance.now();
-      await reclaimer.reclaim();
-      const waited = performance.now() - started;
-      other.exec("COMMIT");
-      assert.ok(waited < 10_000, `the step waited ${Math.round(waited)} ms for the lock`);
-      assert.equal(freePages(db), free, "nothing given back while the lock was held");
-      assert.equal(db.pragma("busy_timeout", { simple: true }), 20000, "the busy timeout is restored");
-      await reclaimer.reclaim();
-      assert.equal(freePages(db), 0);
-    } finally {
-      other.close();
-      db.close();
-      tmp.cleanup();
-    }
-  });
+  it("a step does not wait for another connection's write lock: the pass ends, and the next one resumes", async () =>
+    onFreePages(3000, async (db, path) => {
+      const other = new Database(path);
+      try {
+        db.pragma("busy_timeout = 20000");
+        const free = freePages(db);
+        const reclaimer = new FreePageReclaimer(db, () => true);
+        other.exec("BEGIN IMMEDIATE");
+        const started = performance.now();
+        await reclaimer.reclaim();
+        const waited = performance.now() - started;
+        other.exec("COMMIT");
+        assert.ok(waited < 10_000, `the step waited ${Math.round(waited)} ms for the lock`);
+        assert.equal(freePages(db), free, "nothing given back while the lock was held");
+        assert.equal(db.pragma("busy_timeout", { simple: true }), 20000, "the busy timeout is restored");
+        await reclaimer.reclaim();
+        assert.equal(freePages(db), 0);
+      } finally {
+        other.close();
+      }
+    }));
 
-  it("one pass at a time: a second call joins the running pass", async () => {
-    const tmp = tempDir();
-    const db = withFreePages(tmp.file("mq.db"), 1000);
-    try {
+  it("one pass at a time: a second call joins the running pass", async () =>
+    onFreePages(1000, async (db) => {
       let passes = 0;
       const reclaimer = new FreePageReclaimer(
         db,
@@ -136,28 +129,19 @@ describe("SQLite: free pages are given back in steps", () => {
       await first;
       assert.equal(passes, 1);
       assert.equal(freePages(db), 0);
-    } finally {
-      db.close();
-      tmp.cleanup();
-    }
-  });
+    }));
 
-  it("a pass ends quietly when the connection closes under it", async () => {
-    const tmp = tempDir();
-    const db = withFreePages(tmp.file("mq.db"), 3000);
-    try {
+  it("a pass ends quietly when the connection closes under it", async () =>
+    onFreePages(3000, async (db, path) => {
       const free = freePages(db);
       const pass = new FreePageReclaimer(db, () => true).reclaim();
       db.close();
       await pass;
-      const other = new Database(tmp.file("mq.db"));
+      const other = new Database(path);
       const left = freePages(other);
       other.close();
       assert.ok(left > 0 && left < free, `one step made before the close (${left} of ${free} left)`);
-    } finally {
-      tmp.cleanup();
-    }
-  });
+    }));
 });
 
 describe("SQLite broker: reclaiming free pages beside its writes", () => {
@@ -176,26 +160,31 @@ describe("SQLite broker: reclaiming free pages beside its writes", () => {
   }
   const reclaimerOf = (b: SqliteBroker) => (b as unknown as { reclaimer: FreePageReclaimer }).reclaimer;
 
-  it("runMaintenanceOnce gives every free page back", async () => {
+  /** Runs `test` on such a broker, with a read-only connection to its file beside it. */
+  async function onBroker(
+    test: (b: SqliteBroker, reader: Database.Database) => Promise<void>,
+  ): Promise<void> {
     const tmp = tempDir();
     const b = await brokerWithFreePages(tmp.file("mq.db"));
     const reader = new Database(tmp.file("mq.db"), { readonly: true });
     try {
-      assert.ok(freePages(reader) >= 4000, `${freePages(reader)} free pages`);
-      await b.runMaintenanceOnce();
-      assert.equal(freePages(reader), 0);
+      await test(b, reader);
     } finally {
       reader.close();
       await b.close();
       tmp.cleanup();
     }
-  });
+  }
 
-  it("sends commit between the steps of a pass, and none is lost", async () => {
-    const tmp = tempDir();
-    const b = await brokerWithFreePages(tmp.file("mq.db"));
-    const reader = new Database(tmp.file("mq.db"), { readonly: true });
-    try {
+  it("runMaintenanceOnce gives every free page back", async () =>
+    onBroker(async (b, reader) => {
+      assert.ok(freePages(reader) >= 4000, `${freePages(reader)} free pages`);
+      await b.runMaintenanceOnce();
+      assert.equal(freePages(reader), 0);
+    }));
+
+  it("sends commit between the steps of a pass, and none is lost", async () =>
+    onBroker(async (b, reader) => {
       const before = freePages(reader);
       const pass = reclaimerOf(b).reclaim();
       let ended = false;
@@ -216,19 +205,11 @@ describe("SQLite broker: reclaiming free pages beside its writes", () => {
       );
       assert.equal(freePages(reader), 0);
       assert.equal((await b.stats("q")).active, sent);
-    } finally {
-      reader.close();
-      await b.close();
-      tmp.cleanup();
-    }
-  });
+    }));
 
-  it("a long write ends the pass, and the next pass gives back the rest", async () => {
-    const tmp = tempDir();
-    const b = await brokerWithFreePages(tmp.file("mq.db"));
-    const reader = new Database(tmp.file("mq.db"), { readonly: true });
-    const writer = (b as unknown as { writer: { busy: boolean } }).writer;
-    try {
+  it("a long write ends the pass, and the next pass gives back the rest", async () =>
+    onBroker(async (b, reader) => {
+      const writer = (b as unknown as { writer: { busy: boolean } }).writer;
       const pass = reclaimerOf(b).reclaim();
       const long = b.send(
         "q",
@@ -240,10 +221,5 @@ describe("SQLite broker: reclaiming free pages beside its writes", () => {
       await b.runMaintenanceOnce();
       assert.equal(freePages(reader), 0);
       assert.equal((await b.stats("q")).active, 10 * LONG_WRITE_ITEMS);
-    } finally {
-      reader.close();
-      await b.close();
-      tmp.cleanup();
-    }
-  });
+    }));
 });
