@@ -5,6 +5,7 @@ import { type JsonText, SLICED_DECODE_BYTES } from "../../wire/index.js";
 import type { ServerEnv } from "../env.js";
 import { type LargeBodyBudget, LargeBodyTooSlowError } from "../large-bodies.js";
 import { MAX_REQUEST_BYTES } from "../options.js";
+import { COLLECT_EVERY_BYTES, collectArrivedChunks } from "./arrival-garbage.js";
 
 /**
  * A body over the 32 MiB cap found while it streamed in (no Content-Length to refuse it by): 413,
@@ -111,6 +112,8 @@ function readDeclared(incoming: IncomingMessage, contentLength: number, deadline
     // Pages are touched only as bytes land in them: memory grows with what has arrived.
     const bytes = Buffer.allocUnsafe(contentLength);
     let filled = 0;
+    // The chunks copied so far are garbage: collected every few MiB (see `collectArrivedChunks`).
+    let collectAt = COLLECT_EVERY_BYTES;
     const timer = setTimeout(() => {
       done();
       reject(tooSlow(deadlineMs));
@@ -124,6 +127,10 @@ function readDeclared(incoming: IncomingMessage, contentLength: number, deadline
           return;
         }
         filled += chunk.copy(bytes, filled);
+        if (filled >= collectAt) {
+          collectArrivedChunks();
+          collectAt = filled + COLLECT_EVERY_BYTES;
+        }
       },
       end: () => resolve(filled === contentLength ? bytes : bytes.subarray(0, filled)),
       fail: reject,
