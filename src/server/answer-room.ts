@@ -3,7 +3,6 @@ import type { Broker } from "../contract/broker.js";
 import { askedAnswerBytes } from "../contract/limits.js";
 import type { MaxBytes, Message } from "../contract/types.js";
 import { SLICED_DECODE_BYTES } from "../wire/index.js";
-import { noteAnsweredBody } from "./body-garbage.js";
 import type { ServerEnv } from "./env.js";
 import type { LargeBodyBudget } from "./large-bodies.js";
 import { whenWritten } from "./respond.js";
@@ -70,11 +69,8 @@ export class AnswerRoom {
 
   /** Gives everything back (the answer is written, or failed). */
   release = (): void => {
-    if (this.released) return;
     this.released = true;
     this.budget.giveBack(this.held);
-    // A large answer leaves its messages behind as a large request does its items.
-    if (this.held > 0) noteAnsweredBody(ANSWER_ALLOWANCE_BYTES + this.held);
     this.held = 0;
   };
 }

@@ -2,10 +2,10 @@ import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
 import { CancelledError, MessageTooLargeError } from "../../contract/errors.js";
 import { type JsonText, SLICED_DECODE_BYTES } from "../../wire/index.js";
-import { COLLECT_EVERY_BYTES, collectArrivedChunks, noteAnsweredBody } from "../body-garbage.js";
 import type { ServerEnv } from "../env.js";
 import { type LargeBodyBudget, LargeBodyTooSlowError } from "../large-bodies.js";
 import { MAX_REQUEST_BYTES } from "../options.js";
+import { COLLECT_EVERY_BYTES, collectArrivedChunks, noteAnsweredBody } from "./body-garbage.js";
 
 /**
  * A body over the 32 MiB cap found while it streamed in (no Content-Length to refuse it by): 413,

@@ -3,13 +3,13 @@ import { runInNewContext } from "node:vm";
 
 /** How many bytes of a large body arrive between two collections of their chunks. */
 export const COLLECT_EVERY_BYTES = 4 * 2 ** 20;
-/** How many bytes of large bodies and answers go between two collections of what they left behind. */
+/** How many bytes of large bodies are answered between two collections of what they left behind. */
 export const COLLECT_AFTER_BODY_BYTES = 4 * 2 ** 20;
 
 type Collect = (options: { type: "minor" | "major"; execution?: "async" }) => void;
 
 let collect: Collect | undefined;
-/** Bytes of large bodies and answers since the last collection they started. */
+/** Bytes of large bodies answered since the last collection they started. */
 let answeredSince = 0;
 
 /**
@@ -45,13 +45,12 @@ export function collectArrivedChunks(): void {
 }
 
 /**
- * Counts a large body whose request was answered, or a large answer written; every
- * `COLLECT_AFTER_BODY_BYTES` of them starts a collection of the whole heap, incremental (its
- * marking runs beside the event loop, which pauses for a few milliseconds at most). A large
- * request's items live through its write, long enough to be moved to the old generation, where
- * they stay once answered until V8 next collects it: that waited for the heap to grow, and
- * back-to-back large requests each added theirs (100-120 MB over the server's baseline through the
- * stall bench's maximal requests; 40 MB with this). A large answer's messages do the same.
+ * Counts a large body whose request was answered; every `COLLECT_AFTER_BODY_BYTES` of them starts a
+ * collection of the whole heap, incremental (its marking runs beside the event loop, which pauses
+ * for a few milliseconds at most). A large request's items live through its write, long enough to
+ * be moved to the old generation, where they stay once answered until V8 next collects it: that
+ * waited for the heap to grow, and back-to-back large requests each added theirs (100-120 MB over
+ * the server's baseline through the stall bench's maximal requests; 40 MB with this).
  */
 export function noteAnsweredBody(bytes: number): void {
   answeredSince += bytes;
