@@ -5,7 +5,7 @@ import { type JsonText, SLICED_DECODE_BYTES } from "../../wire/index.js";
 import type { ServerEnv } from "../env.js";
 import { type LargeBodyBudget, LargeBodyTooSlowError } from "../large-bodies.js";
 import { MAX_REQUEST_BYTES } from "../options.js";
-import { COLLECT_EVERY_BYTES, collectArrivedChunks, noteAnsweredBody } from "./body-garbage.js";
+import { COLLECT_EVERY_BYTES, collectArrivedChunks } from "./arrival-garbage.js";
 
 /**
  * A body over the 32 MiB cap found while it streamed in (no Content-Length to refuse it by): 413,
@@ -63,20 +63,11 @@ export async function readBody(
     throw new CancelledError();
   }
   try {
-    const text = await readDeclared(incoming, contentLength, budget.arrivalMs(contentLength));
-    return { text, release: answered(release, contentLength) };
+    return { text: await readDeclared(incoming, contentLength, budget.arrivalMs(contentLength)), release };
   } catch (err) {
     release();
     throw err;
   }
-}
-
-/** `release`, then the body counted for the collection of what large bodies leave behind. */
-function answered(release: () => void, bytes: number): () => void {
-  return () => {
-    release();
-    noteAnsweredBody(bytes);
-  };
 }
 
 /** Listens to `incoming` until `done` is called (which removes every listener). */
@@ -204,7 +195,7 @@ function readStreamed(
         const bytes = Buffer.concat(chunks, total);
         resolve({
           text: total < SLICED_DECODE_BYTES ? bytes.toString("utf8") : bytes,
-          release: release ? answered(release, total) : NOTHING,
+          release: release ?? NOTHING,
         });
       },
       fail,
