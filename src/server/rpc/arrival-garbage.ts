@@ -37,7 +37,7 @@ function collector(): Collect {
  * their peak. Called every `COLLECT_EVERY_BYTES`, it frees them as they come.
  *
  * Only the young generation: a collection of the whole heap after each large request (what its
- * items left in the old generation) took the stall bench's peak from 87-100 MB to 23-41 MB, but its
+ * items left in the old generation) took the stall bench's peak from 87-100 MB to 23-45 MB, but its
  * marking, beside the next large request on two cores, raised the `/healthz` probe's maximum by a
  * quarter and more.
  */
