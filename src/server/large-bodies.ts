@@ -28,12 +28,12 @@ interface Waiter {
 }
 
 /**
- * The bytes of large request bodies (256 KiB and up) a server holds at once. Each costs two to
- * three times its size while it is read and decoded (its bytes, the buffers it arrives in until
- * they are collected, its items as they are decoded), so eight maximal requests at once took a
- * gigabyte; within the budget, requests beyond it wait their turn (in arrival order) before a
- * byte of theirs is read, and one that waited `maxWaitMs` in vain is refused
- * (`LargeBodyLimitError`). A body not yet read stays in the client's socket, not here.
+ * The bytes of large request bodies (256 KiB and up) a server holds at once. Each costs about
+ * twice its size while it is read and decoded (its bytes, then its items as they are decoded; the
+ * buffers it arrives in are collected as it comes, see `collectArrivedChunks`), so eight maximal
+ * requests at once took a gigabyte; within the budget, requests beyond it wait their turn (in
+ * arrival order) before a byte of theirs is read, and one that waited `maxWaitMs` in vain is
+ * refused (`LargeBodyLimitError`). A body not yet read stays in the client's socket, not here.
  */
 export class LargeBodyBudget {
   private used = 0;
