@@ -329,4 +329,26 @@ describe("hand-off: a send claims for a parked receiver inside its own transacti
     assert.equal(again?.deliveryCount, 2);
     await b.close();
   });
+
+  it("abandons made together hand every message to a receiver asking for them all", async () => {
+    const b = await broker();
+    await b.send("q", [{ body: "a" }, { body: "b" }, { body: "c" }]);
+    const got = await b.receive("q", { maxMessages: 3 });
+    const waiting = b.receive("q", { waitMs: 5000, maxMessages: 3 });
+    await parked();
+    const transactions = countTransactions(b);
+    // One group: each abandon makes one message claimable, each at its own time.
+    await Promise.all(got.map((m) => b.abandon("q", m.seqNumber, m.lockToken!)));
+    const again = await waiting;
+    assert.equal(transactions(), 1, "the abandons and the hand-off share one transaction");
+    assert.deepEqual(
+      again.map((m) => [m.body.toString(), m.deliveryCount]),
+      [
+        ["a", 2],
+        ["b", 2],
+        ["c", 2],
+      ],
+    );
+    await b.close();
+  });
 });

@@ -19,6 +19,12 @@ export interface EffectTargets {
 }
 
 /**
+ * Per transaction (its writes' context), per queue: how many messages its writes made claimable
+ * there (infinite when one did not say) and the latest write's time, for one hand-off at its commit.
+ */
+const handOffs = new WeakMap<WriteContext, Map<string, { budget: number; now: number }>>();
+
+/**
  * A write's announcements on SQLite (see `Effects`), one object per write. A class rather than an
  * object of closures: a send makes one of these per message, and its methods cost nothing to make.
  *
@@ -34,14 +40,36 @@ export class WriteEffects implements Effects {
 
   /**
    * Parked receivers that can take the messages do so in this same transaction (a hand-off, saving
-   * them a transaction and a wake-up), taking no more than `count` when the write knows it; every
-   * receiver still parked is woken after the commit.
+   * them a transaction and a wake-up), taking no more than the writes of the transaction made
+   * claimable on that queue when each write knows its `count`; every receiver still parked is
+   * woken after the commit.
    */
-  activated(queue: string, count?: number): void {
+  activated(queue: string, count = Number.POSITIVE_INFINITY): void {
     const waiters = this.to.waiters;
     if (!waiters.has(queue)) return;
-    const now = this.now;
-    if (waiters.hasTakers(queue)) this.ctx.beforeCommit((c) => waiters.handOff(queue, c, now, count));
+    if (waiters.hasTakers(queue)) {
+      // One hand-off per queue at the commit, with what every write of the transaction activated
+      // there, at the latest write's time: two abandons in one group give a receiver asking for
+      // two both messages, not the first one alone.
+      let pending = handOffs.get(this.ctx);
+      if (!pending) {
+        pending = new Map();
+        handOffs.set(this.ctx, pending);
+      }
+      const had = pending.get(queue);
+      if (had) {
+        had.budget += count;
+        had.now = Math.max(had.now, this.now);
+      } else {
+        const mine = { budget: count, now: this.now };
+        pending.set(queue, mine);
+        const all = pending;
+        this.ctx.beforeCommit((c) => {
+          all.delete(queue);
+          waiters.handOff(queue, c, mine.now, mine.budget);
+        });
+      }
+    }
     this.ctx.afterCommit(() => waiters.notify(queue));
   }
 
