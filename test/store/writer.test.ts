@@ -17,6 +17,33 @@ function setup() {
   return { db, writer, write, commits: () => commits };
 }
 
+/**
+ * Makes the writer busy, as a server under load is: a write in this turn, so the next one is not
+ * the first after a quiet turn (which commits at once). Returns the commits made so far.
+ */
+async function busy(s: ReturnType<typeof setup>): Promise<number> {
+  await s.write(-1);
+  return s.commits();
+}
+
+/** Sixteen writes, each from its own callback of one check phase (as HTTP requests parsed in one poll phase). */
+function writesFromCallbacks(s: ReturnType<typeof setup>, order: string[] = []): Promise<Promise<number>[]> {
+  return new Promise<Promise<number>[]>((resolve) => {
+    const out: Promise<number>[] = [];
+    for (let i = 0; i < 16; i++)
+      setImmediate(() => {
+        order.push(`callback ${i}`);
+        out.push(
+          s.write(i).then((v) => {
+            order.push(`committed ${i}`);
+            return v;
+          }),
+        );
+        if (out.length === 16) resolve(out);
+      });
+  });
+}
+
 /** Turns of the event loop while one caller makes `n` writes, each awaiting the previous one. */
 async function turnsDuringSequentialWrites(n: number): Promise<number> {
   const s = setup();
@@ -42,18 +69,26 @@ describe("group commit", () => {
 
   it("writes from separate event-loop callbacks of one phase share one commit", async () => {
     const s = setup();
+    const before = await busy(s);
     // Like HTTP requests parsed in one poll phase: each callback is its own task, microtasks drain
     // between them.
-    const done = await new Promise<Promise<number>[]>((resolve) => {
-      const out: Promise<number>[] = [];
-      for (let i = 0; i < 16; i++)
-        setImmediate(() => {
-          out.push(s.write(i));
-          if (out.length === 16) resolve(out);
-        });
-    });
-    await Promise.all(done);
-    assert.equal(s.commits(), 1);
+    await Promise.all(await writesFromCallbacks(s));
+    assert.equal(s.commits() - before, 1);
+  });
+
+  it("after a quiet turn, a write commits within its own task; the rest of the phase share one commit", async () => {
+    const s = setup();
+    await s.write(-1);
+    // A whole turn without a write.
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    const before = s.commits();
+    const order: string[] = [];
+    await Promise.all(await writesFromCallbacks(s, order));
+    assert.equal(s.commits() - before, 2);
+    // The first committed before the next callback ran; the others after the last one.
+    assert.deepEqual(order.slice(0, 3), ["callback 0", "committed 0", "callback 1"]);
+    assert.equal(order.indexOf("committed 1"), order.indexOf("callback 15") + 1);
   });
 
   it("after a quiet sequential stretch, writes from one phase's callbacks still share one commit", async () => {
@@ -74,6 +109,7 @@ describe("group commit", () => {
 
   it("writes arriving over the next turns of the event loop join the group while it grows", async () => {
     const s = setup();
+    const before = await busy(s);
     // Like requests of many connections trickling in while the server is busy: two per turn.
     const out: Promise<number>[] = [];
     await new Promise<void>((resolve) => {
@@ -85,15 +121,34 @@ describe("group commit", () => {
       };
       setImmediate(next);
     });
-    assert.deepEqual(await Promise.all(out), [1, 2, 3, 4, 5, 6]);
-    assert.equal(s.commits(), 1);
+    assert.deepEqual(await Promise.all(out), [2, 3, 4, 5, 6, 7]);
+    assert.equal(s.commits() - before, 1);
   });
 
-  it("a lone write from an event-loop callback commits in the next turn, not a second one", async () => {
+  it("a lone write after a quiet turn commits before the loop turns", async () => {
     const s = setup();
     const order: string[] = [];
     await new Promise<void>((resolve) => {
       setTimeout(() => {
+        // Queued before the write: were the write to wait for a turn, this would come first.
+        setImmediate(() => {
+          order.push("turn");
+          resolve();
+        });
+        void s.write(1).then(() => order.push("committed"));
+      }, 1);
+    });
+    assert.deepEqual(order, ["committed", "turn"]);
+  });
+
+  it("on a busy writer, a lone write from an event-loop callback commits in the next turn, not a second one", async () => {
+    const s = setup();
+    const order: string[] = [];
+    await new Promise<void>((resolve) => {
+      setTimeout(async () => {
+        // Busy in the turn before; this write comes from a callback of the next one.
+        await busy(s);
+        await new Promise((r) => setImmediate(r));
         void s.write(1).then(() => order.push("committed"));
         // Queued after the writer's own turn: it runs in the same check phase, just after it.
         setImmediate(() => {
@@ -110,11 +165,12 @@ describe("group commit", () => {
     await Promise.all([s.write(1), s.write(2), s.write(3)]);
     const before = s.commits();
     // Like a busy server's connections, answered together, sending their next requests over two turns.
+    // The next turn, not a timer's: a busy server has no quiet turn in between.
     const out = await new Promise<Promise<number>[]>((resolve) => {
-      setTimeout(() => {
+      setImmediate(() => {
         const first = s.write(4);
         setImmediate(() => resolve([first, s.write(5)]));
-      }, 1);
+      });
     });
     await Promise.all(out);
     assert.equal(s.commits() - before, 1);
@@ -485,7 +541,9 @@ describe("sliced reads (readSliced)", () => {
     const seen: number[] = [];
     const turning = countTurns();
     const done = s.writer.readSliced(reading(s, 300, seen), () => {});
-    // A write made while the read runs commits between two of its slices.
+    // A write made while the read runs (its first slice runs in the next turn) commits between two
+    // of its slices.
+    await new Promise((r) => setImmediate(r));
     const write = s.write(1);
     assert.equal(await done, 300);
     const turns = turning.stop();

@@ -123,6 +123,24 @@ export class Writer {
    * a busy server answers), it waits for the next turn, up to `MAX_GATHER_TURNS`.
    */
   private window = 0;
+  /**
+   * Whether a whole turn of the event loop has gone by without a write (see `noteWrite`). A busy
+   * writer (a server under load, a sequential caller, a worker draining) sees writes every turn
+   * and gathers them as below; a write after a quiet turn is a lone one and skips the turn.
+   */
+  private quiet = true;
+  /** Set by each write; the turn's check phase clears it, or finds the turn quiet. */
+  private wroteThisTurn = false;
+  private watchingTurns = false;
+  private readonly watchTurn = () => {
+    if (this.wroteThisTurn) {
+      this.wroteThisTurn = false;
+      setImmediate(this.watchTurn);
+      return;
+    }
+    this.watchingTurns = false;
+    this.quiet = true;
+  };
   /** Commits in a row without yielding to the event loop; bounded so that I/O is never starved. */
   private chained = 0;
   private closed = false;
@@ -209,9 +227,17 @@ export class Writer {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject, signal, replayable });
       this.inFlight++;
+      const quiet = this.quiet;
+      this.noteWrite();
       if (!this.scheduled && !this.slicing) {
         this.scheduled = true;
-        if (this.window > 0 && this.chained < MAX_CHAINED) {
+        if (quiet) {
+          // The first write after a whole turn without any is most likely a lone one: it commits
+          // once its task's microtasks have run (with any write they make) rather than a turn
+          // later. Writes from the rest of this turn's callbacks gather as usual.
+          this.chained = 1;
+          microtask(this.flushNow);
+        } else if (this.window > 0 && this.chained < MAX_CHAINED) {
           this.chained++;
           microtask(this.flushNow);
         } else {
@@ -584,6 +610,15 @@ export class Writer {
       }
     }
     this.beforeCommit();
+  }
+
+  /** Notes a write in this turn. The watch of turns runs while writes come: one check-phase callback a turn. */
+  private noteWrite(): void {
+    this.quiet = false;
+    this.wroteThisTurn = true;
+    if (this.watchingTurns) return;
+    this.watchingTurns = true;
+    setImmediate(this.watchTurn);
   }
 
   /**
