@@ -71,17 +71,19 @@ describe("JsonSerializer: a batch of calls", () => {
   it("writes each call's bytes as serializeCall does, in order, across slab boundaries", () => {
     const calls: unknown[][] = [];
     for (let i = 0; i < 700; i++) {
-      // Plain ASCII of many lengths (slabs cut at 64 Ki characters), with the other kinds between.
+      // Plain ASCII of many lengths (slabs cut at 64 KiB), with the other kinds between.
       calls.push(["job", i, "y".repeat((i * 37) % 500)]);
       if (i % 50 === 0) calls.push(["é non-ASCII", i]);
       if (i % 70 === 0) calls.push([{ nested: i }]);
       if (i % 90 === 0) calls.push(["z".repeat(20_000)]); // longer than a quarter slab: its own bytes
       if (i % 33 === 0) calls.push([]);
+      if (i % 40 === 0) calls.push([Number.NaN, -0, 1e21, -2e-7, true, null, "x", Number.NEGATIVE_INFINITY]);
     }
     const bodies = serializeCalls(json, calls);
     assert.equal(bodies.length, calls.length);
     calls.forEach((args, i) => {
       assert.ok(bytes(bodies[i]!).equals(Buffer.from(serializeCall(json, args))), `call ${i}`);
+      assert.equal(bytes(bodies[i]!).toString("utf8"), JSON.stringify(args), `call ${i}`);
       assert.deepEqual(deserializeCall(json, bodies[i]!), JSON.parse(JSON.stringify(args)));
     });
     const slabs = new Set(bodies.map((b) => b.buffer));
