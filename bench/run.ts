@@ -1,12 +1,13 @@
-// Runs the whole benchmark suite: every scenario module under bench/ in its own child process (each
-// also runs alone: `npx tsx bench/engine.ts`), collects their structured results, and writes
+// Runs the whole benchmark suite: every scenario module under bench/ in its own child process,
+// compiled first by tsc as the package is (each also runs alone, through tsx: `npx tsx
+// bench/engine.ts`, a little slower: see compileSuite), collects their structured results, and writes
 // bench/results/latest.json, docs/benchmarks.md (tables, targets) and docs/benchmarks.svg (chart),
 // with the machine's details and its load at the start. The dated "(partial runs)" section written
 // by hand below the tables is carried over from the file it replaces.
 // Usage: npm run bench [-- name-substring ...]   (a filter writes only JSON, except that a run of
 // scaling.ts also replaces the "How cost grows" section of docs/benchmarks.md and its charts)
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, freemem, loadavg, release, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -26,6 +27,8 @@ import { isScaling, SCALING_NOTE, scalingSection, updateScalingDocs } from "./_s
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
+/** Where the suite is compiled to (see `compileSuite`). */
+const compiled = join(root, "node_modules", ".cache", "mqlite-bench");
 /** Modules in the order they run; others found under bench/ run after them. */
 const ORDER = ["engine.ts", "jobs.ts", "postgres.ts", "http.ts", "backlog.ts", "stats.ts", "filter.ts"];
 const filters = process.argv.slice(2);
@@ -83,6 +86,25 @@ function machine() {
   };
 }
 
+/**
+ * Compiles the suite and the sources it imports with tsc, as the package is built: the modules run
+ * that JavaScript, as users run the package, rather than through tsx, whose transform wraps every
+ * function made at run time in a naming helper (esbuild's `keepNames`) that the built package does
+ * not have. Incremental: a second run recompiles what changed. The package's manifest is copied
+ * beside the compiled `src/` (it reads its version from `../package.json`).
+ */
+function compileSuite(): void {
+  const t = performance.now();
+  const r = spawnSync(
+    process.execPath,
+    [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.bench.json")],
+    { cwd: root, stdio: "inherit" },
+  );
+  if (r.status !== 0) throw new Error(`compiling the suite failed (tsc exited with ${r.status ?? r.signal})`);
+  copyFileSync(join(root, "package.json"), join(compiled, "package.json"));
+  console.log(`compiled the suite in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+}
+
 interface ModuleRun {
   script: string;
   seconds: number;
@@ -96,6 +118,7 @@ const info = machine();
 console.log(
   `machine: ${info.cpu}, ${info.cores} cores, ${info.ramGiB} GiB, load ${info.loadAverageAtStart.join(" ")}`,
 );
+compileSuite();
 const runs: ModuleRun[] = [];
 const outDir = join(tmpdir(), `mqlite-bench-results-${process.pid}`);
 mkdirSync(outDir, { recursive: true });
@@ -106,7 +129,7 @@ for (const script of scripts) {
   // --expose-gc: a comparison collects the heap before each round (see Recorder.compare).
   const r = spawnSync(
     process.execPath,
-    ["--expose-gc", "--import", "tsx", join(here, script), "--json", json],
+    ["--expose-gc", join(compiled, "bench", script.replace(/\.ts$/, ".js")), "--json", json],
     {
       stdio: ["ignore", "pipe", "inherit"],
       encoding: "utf8",
@@ -365,6 +388,9 @@ if (filters.length === 0) {
     "in-process latency scenario. Every",
     "round of a comparison starts with the heap collected (the modules run with `--expose-gc`), so that",
     "no system pays for the garbage the one before it left.",
+    "The suite and the sources it measures run compiled by tsc, as the package ships them (a module",
+    "run alone through `npx tsx bench/<module>.ts` runs a little slower: tsx wraps every function made",
+    "at run time in a naming helper the built package does not have).",
     `Payloads are 256 bytes; drains are ${JOBS.toLocaleString("en-US")} no-op jobs. A ratio compares a figure with the named system in the same scenario:`,
     "where the two were measured in the same interleaved rounds it is the median of the rounds' own",
     "ratios (each round of one beside the same round of the other, so a drift of the machine's speed",

@@ -9,6 +9,7 @@
 // Env: BENCH_SCALING_QUICK=1 (fewer points, one round, shorter rounds), BENCH_ROUNDS, BENCH_MS,
 // BENCH_DURATION (s per HTTP round), BENCH_SCALING_JOBS (jobs per drain), MQLITE_BENCH_PG.
 import { type ChildProcess, spawn } from "node:child_process";
+import { extname } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
@@ -242,7 +243,8 @@ const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application
 
 /** The server of bench/http.ts (broker with queue "bench", and the bare endpoint) in a child. */
 function startHttpChild(): Promise<{ child: ChildProcess; urls: { mqlite: string; bare: string } }> {
-  const script = fileURLToPath(new URL("./http.ts", import.meta.url));
+  // Beside this module: http.ts through tsx, http.js compiled (see run.ts).
+  const script = fileURLToPath(new URL(`./http${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
   const child = spawn(process.execPath, [...process.execArgv, script, "--serve"], {
     stdio: ["ignore", "pipe", "inherit"],
   });
