@@ -77,6 +77,14 @@ const MAX_CHAINED = 8;
  * with 16 connections), a tenth less CPU per request.
  */
 const MAX_GATHER_TURNS = 4;
+/**
+ * A writer that has made no write and committed none for this long is idle: the next write is a
+ * lone one, with nothing coming in to gather, and commits at the end of its task's microtasks
+ * rather than a turn later (a tenth of an idle worker's enqueue→handler time). Under load (a served
+ * broker's connections, concurrent or sequential callers, a draining worker) writes and commits
+ * follow each other within tens of microseconds, and gather as below.
+ */
+const IDLE_MS = 0.5;
 /** Groups run with a savepoint per write after one of them had a write fail. */
 const CAREFUL_AFTER_FAILURE = 16;
 /** How long a long write runs before it lets the event loop turn (its transaction still open). */
@@ -123,24 +131,10 @@ export class Writer {
    * a busy server answers), it waits for the next turn, up to `MAX_GATHER_TURNS`.
    */
   private window = 0;
-  /**
-   * Whether a whole turn of the event loop has gone by without a write (see `noteWrite`). A busy
-   * writer (a server under load, a sequential caller, a worker draining) sees writes every turn
-   * and gathers them as below; a write after a quiet turn is a lone one and skips the turn.
-   */
-  private quiet = true;
-  /** Set by each write; the turn's check phase clears it, or finds the turn quiet. */
-  private wroteThisTurn = false;
-  private watchingTurns = false;
-  private readonly watchTurn = () => {
-    if (this.wroteThisTurn) {
-      this.wroteThisTurn = false;
-      setImmediate(this.watchTurn);
-      return;
-    }
-    this.watchingTurns = false;
-    this.quiet = true;
-  };
+  /** When the last write was made or the last group committed (`performance.now()`; see `IDLE_MS`). */
+  private lastActive = 0;
+  /** How long without writes or commits makes the writer idle (`IDLE_MS`; a test may set it). */
+  idleMs = IDLE_MS;
   /** Commits in a row without yielding to the event loop; bounded so that I/O is never starved. */
   private chained = 0;
   private closed = false;
@@ -227,14 +221,15 @@ export class Writer {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject, signal, replayable });
       this.inFlight++;
-      const quiet = this.quiet;
-      this.noteWrite();
+      const now = performance.now();
+      const idle = now - this.lastActive >= this.idleMs;
+      this.lastActive = now;
       if (!this.scheduled && !this.slicing) {
         this.scheduled = true;
-        if (quiet) {
-          // The first write after a whole turn without any is most likely a lone one: it commits
-          // once its task's microtasks have run (with any write they make) rather than a turn
-          // later. Writes from the rest of this turn's callbacks gather as usual.
+        if (idle) {
+          // A lone write: it commits once its task's microtasks have run (with any write they
+          // make) rather than a turn later. Writes from the rest of this turn's callbacks gather
+          // behind it as usual.
           this.chained = 1;
           microtask(this.flushNow);
         } else if (this.window > 0 && this.chained < MAX_CHAINED) {
@@ -475,6 +470,7 @@ export class Writer {
       else this.settle(w, undefined, mapSqliteError(r.value));
     });
     this.openWindow();
+    this.lastActive = performance.now();
   }
 
   /** Runs a long write (see `runSliced`) in its own transaction, letting the loop turn between slices. */
@@ -482,6 +478,7 @@ export class Writer {
     // Before its caller hears of it: a read made then must not wait for this write.
     const end = (value: unknown, err: unknown) => {
       this.slicing = undefined;
+      this.lastActive = performance.now();
       ended();
       if (this.pending.length > 0) this.schedule();
       this.settle(w, value, err);
@@ -610,15 +607,6 @@ export class Writer {
       }
     }
     this.beforeCommit();
-  }
-
-  /** Notes a write in this turn. The watch of turns runs while writes come: one check-phase callback a turn. */
-  private noteWrite(): void {
-    this.quiet = false;
-    this.wroteThisTurn = true;
-    if (this.watchingTurns) return;
-    this.watchingTurns = true;
-    setImmediate(this.watchTurn);
   }
 
   /**
