@@ -8,7 +8,15 @@ import { request } from "node:http";
 import { Worker } from "node:worker_threads";
 import { median, percentile, type Recorder, ROUNDS, sleep } from "./_lib.js";
 
-type Post = (path: string, body: string, unread?: boolean) => Promise<{ status: number; text: string }>;
+/**
+ * Posts a body: whole with its Content-Length, by default; "unread", declared but sent only if no
+ * answer comes first (see `postUnread`); "streamed", with no Content-Length, in 64 KiB chunks.
+ */
+type Post = (
+  path: string,
+  body: string,
+  how?: "unread" | "streamed",
+) => Promise<{ status: number; text: string }>;
 
 interface Load {
   name: string;
@@ -138,6 +146,17 @@ export const PEEK_FLOOD: Load = {
 
 const over = (n: number, item: string) => `{"queue":"stall","messages":[${`${item},`.repeat(n - 1)}${item}]}`;
 
+/**
+ * A maximal Send streamed (no Content-Length): let in as a maximal body once past 256 KiB, its
+ * size found only as it arrives. Measured for memory only (its stall is the declared Send's).
+ */
+export const STREAMED: Load = {
+  name: "Send 10,000 × 2.4 KiB bodies streamed (32 MiB, no Content-Length)",
+  run: async (post) => {
+    for (let i = 0; i < 3; i++) expect(200, await post(`${RPC}/Send`, bigSend(), "streamed"), "Send");
+  },
+};
+
 /** The attacks over the caps: each must be refused (400/413) without the work it asks for. */
 export const HOSTILE: Load[] = [
   {
@@ -169,7 +188,7 @@ export const HOSTILE: Load[] = [
     name: "a 33 MiB body",
     // The server answers from the Content-Length and closes the connection without reading the
     // body: the client's write may fail after the answer, which is the refusal working.
-    run: async (post) => expect(413, await post(`${RPC}/Send`, "x".repeat(33 * 2 ** 20), true), "Send"),
+    run: async (post) => expect(413, await post(`${RPC}/Send`, "x".repeat(33 * 2 ** 20), "unread"), "Send"),
   },
 ];
 
@@ -217,6 +236,34 @@ function postUnread(url: string, headers: Record<string, string>, body: string) 
     };
     req.flushHeaders();
     setTimeout(writeMore, 1000);
+  });
+}
+
+/** A POST whose body goes in 64 KiB chunks with no Content-Length (chunked transfer encoding). */
+function postStreamed(url: string, headers: Record<string, string>, body: string) {
+  return new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const bytes = Buffer.from(body);
+    const req = request(url, { method: "POST", headers }, (res) => {
+      let text = "";
+      res.on("data", (d) => (text += d));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    const CHUNK = 64 * 1024;
+    let at = 0;
+    const writeMore = () => {
+      while (at < bytes.length) {
+        const chunk = bytes.subarray(at, at + CHUNK);
+        at += chunk.length;
+        if (!req.write(chunk)) {
+          req.once("drain", writeMore);
+          return;
+        }
+      }
+      req.end();
+    };
+    writeMore();
   });
 }
 
@@ -288,8 +335,9 @@ export async function measureStall(
   server: { url: string; pid: number; token: string },
 ): Promise<void> {
   const headers = { authorization: `Bearer ${server.token}`, "content-type": "application/json" };
-  const post: Post = async (path, body, unread) => {
-    if (unread) return postUnread(`${server.url}${path}`, headers, body);
+  const post: Post = async (path, body, how) => {
+    if (how === "unread") return postUnread(`${server.url}${path}`, headers, body);
+    if (how === "streamed") return postStreamed(`${server.url}${path}`, headers, body);
     const res = await fetch(`${server.url}${path}`, { method: "POST", headers, body });
     return { status: res.status, text: await res.text() };
   };
@@ -312,14 +360,14 @@ export async function measureStall(
     expect(200, await post(`${RPC}/Send`, sendOf("large", [{ body: mib }])), "Send");
   // Memory first, on a server that has served nothing big yet: every hostile request once, the
   // peak RSS beside the baseline taken before them. The attacks over the caps first (each refused
-  // before its work), then maximal requests all at once, then each maximal request in turn: a
-  // peak includes what the requests before it left behind.
+  // before its work), then maximal requests all at once, then each maximal request in turn, and a
+  // maximal Send streamed: a peak includes what the requests before it left behind.
   await sleep(1000);
   const baseline = rssMb(server.pid);
   const memGroup = "Server memory through every hostile request";
   let worst = 0;
   let worstAttack = 0;
-  for (const load of [...HOSTILE, FLOOD, PEEK_FLOOD, ...MAXIMAL]) {
+  for (const load of [...HOSTILE, FLOOD, PEEK_FLOOD, ...MAXIMAL, STREAMED]) {
     const started = performance.now();
     await load.setup?.(post);
     const { times, peakMb } = await probe(server.url, server.pid, () => load.run(post));

@@ -475,6 +475,41 @@ describe("large bodies over HTTP", () => {
     assert.match(metrics, /^mqlite_large_body_bytes 0$/m);
   });
 
+  it("a large streamed body in uneven chunks is stored byte for byte", async () => {
+    s = await serve();
+    assert.equal((await s.rpc("AdminService/CreateQueue", { name: "q" })).status, 200);
+    // 1,000 distinct bodies: about 6 MiB of JSON, read before and after the body is let in.
+    const bodies = Array.from({ length: 1000 }, (_, i) => Buffer.alloc(4600, `${i}:`).toString("base64"));
+    const bytes = Buffer.from(JSON.stringify({ queue: "q", messages: bodies.map((body) => ({ body })) }));
+    const sizes = [1, 7_001, 65_539, 300_007, 13];
+    let at = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (at >= bytes.length) return controller.close();
+        const size = sizes[((at / 7) % sizes.length) | 0]!;
+        controller.enqueue(bytes.subarray(at, at + size));
+        at += size;
+      },
+    });
+    const res = await fetch(`${s.url}${SEND}`, {
+      method: "POST",
+      headers: { ...AUTH, "content-type": "application/json" },
+      body: stream,
+      duplex: "half",
+    } as RequestInit);
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.equal((await res.json()).seq_numbers.length, 1000);
+    const peek = await s.rpc("QueueService/Peek", { queue: "q", max: 1000 });
+    assert.equal(peek.status, 200, peek.text.slice(0, 200));
+    const stored = (peek.json.messages as { body: string }[]).map((m) => m.body);
+    assert.equal(stored.length, 1000);
+    assert.equal(
+      stored.findIndex((b, i) => b !== bodies[i]),
+      -1,
+      "the first message whose body differs",
+    );
+  });
+
   it("a streamed body takes room for a maximal body once past 256 KiB", async () => {
     // Room for one maximal body and a little: a streamed body past 256 KiB leaves too little for 400 KB.
     s = await serve({ maxLargeBodyBytes: MAX_REQUEST_BYTES + 100_000, largeBodyWaitMs: 300 });

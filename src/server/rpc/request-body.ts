@@ -142,6 +142,10 @@ function readDeclared(incoming: IncomingMessage, contentLength: number, deadline
 /**
  * A streamed body, up to the cap. Past `SLICED_DECODE_BYTES` it stops reading until it holds room
  * for a maximal body in the budget (its final size is unknown), so streaming cannot go round it.
+ * Once let in, what came so far and the rest are copied into one buffer of the cap (its pages
+ * touched only as bytes land in them), as a declared body is: kept as chunks and joined at the
+ * end, a 32 MiB body held two copies of itself at once, and its 64 KiB chunks waited for a
+ * collection that nothing else triggered.
  */
 function readStreamed(
   incoming: IncomingMessage,
@@ -149,8 +153,12 @@ function readStreamed(
   signal: AbortSignal,
 ): Promise<RequestBody> {
   return new Promise<RequestBody>((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    /** The chunks until the body is let in (`SLICED_DECODE_BYTES` and a chunk at most). */
+    let chunks: Buffer[] = [];
+    /** Once it is let in: the body's one buffer. */
+    let bytes: Buffer | undefined;
     let total = 0;
+    let collectAt = 0;
     let release: (() => void) | undefined;
     let asked = false;
     let failed = false;
@@ -168,6 +176,14 @@ function readStreamed(
           fail(new RequestTooLargeError());
           return;
         }
+        if (bytes) {
+          chunk.copy(bytes, total - chunk.length);
+          if (total >= collectAt) {
+            collectArrivedChunks();
+            collectAt = total + COLLECT_EVERY_BYTES;
+          }
+          return;
+        }
         chunks.push(chunk);
         if (total < SLICED_DECODE_BYTES || asked) return;
         asked = true;
@@ -177,6 +193,11 @@ function readStreamed(
             // Room given after the read failed (the client went away meanwhile) goes straight back.
             if (failed) return give();
             release = give;
+            bytes = Buffer.allocUnsafe(MAX_REQUEST_BYTES);
+            let at = 0;
+            for (const c of chunks) at += c.copy(bytes, at);
+            chunks = [];
+            collectAt = total + COLLECT_EVERY_BYTES;
             // Its size unknown, it may take what a maximal body may.
             const ms = budget.arrivalMs(MAX_REQUEST_BYTES);
             timer = setTimeout(() => {
@@ -192,9 +213,10 @@ function readStreamed(
         );
       },
       end: () => {
-        const bytes = Buffer.concat(chunks, total);
+        if (bytes) return resolve({ text: bytes.subarray(0, total), release: release ?? NOTHING });
+        const joined = Buffer.concat(chunks, total);
         resolve({
-          text: total < SLICED_DECODE_BYTES ? bytes.toString("utf8") : bytes,
+          text: total < SLICED_DECODE_BYTES ? joined.toString("utf8") : joined,
           release: release ?? NOTHING,
         });
       },
