@@ -82,7 +82,7 @@ import { type PreparedMessage, prepareMessages, prepareMessagesInSlices } from "
 import {
   type Dialect,
   LONG_WRITE_ITEMS,
-  STEP_ITEMS,
+  SETTLE_STEP_ITEMS,
   type Verb,
   type WriteOptions,
   type WriteScope,
@@ -147,9 +147,9 @@ export abstract class CoreBroker {
         lockToken: i.lockToken,
         keep: keepOptions(i),
       }));
-      // A batch of more than STEP_ITEMS is settled in several statements.
+      // A batch of more than SETTLE_STEP_ITEMS is settled in several steps.
       return this.queueWrite((w) => settle.completeBatch(w, queue, refs), {
-        oneStatement: refs.length <= STEP_ITEMS,
+        oneStatement: refs.length <= SETTLE_STEP_ITEMS,
         long: refs.length >= LONG_WRITE_ITEMS,
       });
     });
