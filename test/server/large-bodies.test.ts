@@ -109,6 +109,15 @@ const largeInitialize = () =>
 const postLarge = (s: Served, tag: string) =>
   s.post(SEND, largeSend("q", tag), { ...AUTH, "content-type": "application/json" });
 
+/** Posts a Send whose body is `stream` (chunked: no Content-Length) to `s`. */
+const sendStreamed = (s: Served, stream: ReadableStream<Uint8Array>) =>
+  fetch(`${s.url}${SEND}`, {
+    method: "POST",
+    headers: { ...AUTH, "content-type": "application/json" },
+    body: stream,
+    duplex: "half",
+  } as RequestInit);
+
 async function activeCount(s: Served, queue: string): Promise<number> {
   const stats = await s.rpc("QueueService/Stats", { queue });
   assert.equal(stats.status, 200, stats.text);
@@ -422,12 +431,7 @@ describe("large bodies over HTTP", () => {
         else controller.enqueue(new TextEncoder().encode(next));
       },
     });
-    const res = await fetch(`${s.url}${SEND}`, {
-      method: "POST",
-      headers: { ...AUTH, "content-type": "application/json" },
-      body: stream,
-      duplex: "half",
-    } as RequestInit);
+    const res = await sendStreamed(s, stream);
     assert.equal(res.status, 200, await res.clone().text());
     assert.equal((await res.json()).seq_numbers.length, 1);
     assert.equal((await held.finish()).status, 200);
@@ -491,12 +495,7 @@ describe("large bodies over HTTP", () => {
         at += size;
       },
     });
-    const res = await fetch(`${s.url}${SEND}`, {
-      method: "POST",
-      headers: { ...AUTH, "content-type": "application/json" },
-      body: stream,
-      duplex: "half",
-    } as RequestInit);
+    const res = await sendStreamed(s, stream);
     assert.equal(res.status, 200, await res.clone().text());
     assert.equal((await res.json()).seq_numbers.length, 1000);
     const peek = await s.rpc("QueueService/Peek", { queue: "q", max: 1000 });
