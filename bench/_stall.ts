@@ -4,7 +4,7 @@
 // the same rounds); and the server process's resident memory through a run of every hostile
 // request: the allowed maxima and the attacks over the caps, each of which must be refused cheaply.
 import { readFileSync } from "node:fs";
-import { request } from "node:http";
+import { type ClientRequest, request } from "node:http";
 import { Worker } from "node:worker_threads";
 import { median, percentile, type Recorder, ROUNDS, sleep } from "./_lib.js";
 
@@ -193,6 +193,27 @@ export const HOSTILE: Load[] = [
 ];
 
 /**
+ * Writes `bytes` to `req` 64 KiB at a time, waiting for each drain, until `stop()` says so; then
+ * `done` once every byte is written.
+ */
+function writeInChunks(req: ClientRequest, bytes: Buffer, stop: () => boolean, done?: () => void): void {
+  const CHUNK = 64 * 1024;
+  let at = 0;
+  const writeMore = () => {
+    while (!stop() && at < bytes.length) {
+      const chunk = bytes.subarray(at, at + CHUNK);
+      at += chunk.length;
+      if (!req.write(chunk)) {
+        req.once("drain", writeMore);
+        return;
+      }
+    }
+    if (at >= bytes.length) done?.();
+  };
+  writeMore();
+}
+
+/**
  * A POST declaring its whole body whose answer may come before the body is sent: the headers go
  * first, and the body only if no answer came within a second, then in chunks until one does.
  * Writing it at once raced the server's close: a write's EPIPE could reach the request before the
@@ -222,20 +243,8 @@ function postUnread(url: string, headers: Record<string, string>, body: string) 
     req.on("error", (err) => {
       if (!answered) reject(err);
     });
-    const CHUNK = 64 * 1024;
-    let at = 0;
-    const writeMore = () => {
-      while (!answered && at < bytes.length) {
-        const chunk = bytes.subarray(at, at + CHUNK);
-        at += chunk.length;
-        if (!req.write(chunk)) {
-          req.once("drain", writeMore);
-          return;
-        }
-      }
-    };
     req.flushHeaders();
-    setTimeout(writeMore, 1000);
+    setTimeout(() => writeInChunks(req, bytes, () => answered), 1000);
   });
 }
 
@@ -250,20 +259,12 @@ function postStreamed(url: string, headers: Record<string, string>, body: string
       res.on("error", reject);
     });
     req.on("error", reject);
-    const CHUNK = 64 * 1024;
-    let at = 0;
-    const writeMore = () => {
-      while (at < bytes.length) {
-        const chunk = bytes.subarray(at, at + CHUNK);
-        at += chunk.length;
-        if (!req.write(chunk)) {
-          req.once("drain", writeMore);
-          return;
-        }
-      }
-      req.end();
-    };
-    writeMore();
+    writeInChunks(
+      req,
+      bytes,
+      () => false,
+      () => req.end(),
+    );
   });
 }
 
