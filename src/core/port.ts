@@ -146,7 +146,7 @@ export interface WriteOptions {
   oneStatement?: boolean;
   /**
    * The verb may run long (a batch of `LONG_WRITE_ITEMS` or more, its statements cut into steps of
-   * at most `STEP_ITEMS` items, or `SETTLE_STEP_ITEMS` settlements): a dialect whose transactions hold the event loop (SQLite) runs it
+   * at most `STEP_ITEMS` items, or a settlement batch of more than one step of `SETTLE_STEP_ITEMS`): a dialect whose transactions hold the event loop (SQLite) runs it
    * alone and lets the loop turn between its statements, so that one maximal request does not hold
    * every other request of a server (its /healthz included) for the whole transaction.
    */

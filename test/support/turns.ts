@@ -1,8 +1,9 @@
 /**
  * Counts the turns of the event loop from now until `stop()`: a ticker that reschedules itself with
- * `setImmediate`, so it runs once per turn, and only when nothing holds the loop.
+ * `setImmediate`, so it runs once per turn, and only when nothing holds the loop. `now()` reads the
+ * count so far.
  */
-export function countTurns(): { stop(): number } {
+export function countTurns(): { now(): number; stop(): number } {
   let turns = 0;
   let stopped = false;
   const tick = () => {
@@ -11,6 +12,7 @@ export function countTurns(): { stop(): number } {
   };
   setImmediate(tick);
   return {
+    now: () => turns,
     stop: () => {
       stopped = true;
       return turns;
