@@ -80,9 +80,11 @@ import { emptyResult, type MaintenanceResult, mergeResult } from "./maintenance-
 import { checkDebounce, checkIncrements, metricKind } from "./metrics-input.js";
 import { type PreparedMessage, prepareMessages, prepareMessagesInSlices } from "./outgoing.js";
 import {
+  CLAIM_STEP_ITEMS,
   type Dialect,
   LONG_WRITE_ITEMS,
   SETTLE_STEP_ITEMS,
+  STEP_ITEMS,
   type Verb,
   type WriteOptions,
   type WriteScope,
@@ -147,13 +149,13 @@ export abstract class CoreBroker {
         lockToken: i.lockToken,
         keep: keepOptions(i),
       }));
-      // A batch of more than SETTLE_STEP_ITEMS is settled in several steps, and is a long write
-      // from its second step on: SQLite spends ~45 µs a settlement, so 999 of them in one go held
-      // the event loop for 45 ms where a send of as many rows takes 3.
-      const stepped = refs.length > SETTLE_STEP_ITEMS;
-      return this.queueWrite((w) => settle.completeBatch(w, queue, refs), {
+      // Where statements hold the event loop, a batch of more than one step is a long write:
+      // SQLite spends ~45 µs a settlement, so 999 of them in one go held the loop for 45 ms.
+      const step = this.dialect.stepsHoldTheLoop ? SETTLE_STEP_ITEMS : STEP_ITEMS;
+      const stepped = refs.length > step;
+      return this.queueWrite((w) => settle.completeBatch(w, queue, refs, step), {
         oneStatement: !stepped,
-        long: stepped,
+        long: stepped && this.dialect.stepsHoldTheLoop,
       });
     });
   }
@@ -233,7 +235,15 @@ export abstract class CoreBroker {
       if (mode !== "peek-lock" && mode !== "receive-and-delete") {
         throw new InvalidArgumentError(`mqlite: unknown receive mode "${mode}"`);
       }
-      const input = { max, mode, attemptId: options.attemptId || undefined, maxBytes: options.maxBytes };
+      // Where statements hold the event loop, a receive of more than one step is a long write.
+      const stepped = this.dialect.stepsHoldTheLoop && max > CLAIM_STEP_ITEMS;
+      const input = {
+        max,
+        mode,
+        attemptId: options.attemptId || undefined,
+        maxBytes: options.maxBytes,
+        step: stepped ? CLAIM_STEP_ITEMS : undefined,
+      };
       const signal = options.signal;
       const verb = (w: WriteScope, limit: number) =>
         claim.receiveClaim(w, queue, limit < max ? { ...input, max: limit } : input);
@@ -243,7 +253,12 @@ export abstract class CoreBroker {
         keys: [queue],
         waitMs,
         signal,
-        claim: () => this.queueWrite((w) => verb(w, max), { oneStatement, signal }),
+        claim: () =>
+          this.queueWrite((w) => verb(w, max), {
+            oneStatement: oneStatement && !stepped,
+            long: stepped,
+            signal,
+          }),
         take: waitMs > 0 ? this.handOff(verb) : undefined,
         plain: waitMs > 0 && oneStatement ? { max, capMs: 0, maxBytes: input.maxBytes } : undefined,
       });

@@ -146,7 +146,8 @@ export interface WriteOptions {
   oneStatement?: boolean;
   /**
    * The verb may run long (a batch of `LONG_WRITE_ITEMS` or more, its statements cut into steps of
-   * at most `STEP_ITEMS` items, or a settlement batch of more than one step of `SETTLE_STEP_ITEMS`): a dialect whose transactions hold the event loop (SQLite) runs it
+   * at most `STEP_ITEMS` items; a settlement or claim batch of more than one step where
+   * `Dialect.stepsHoldTheLoop`): a dialect whose transactions hold the event loop (SQLite) runs it
    * alone and lets the loop turn between its statements, so that one maximal request does not hold
    * every other request of a server (its /healthz included) for the whole transaction.
    */
@@ -161,13 +162,22 @@ export const LONG_WRITE_ITEMS = 1000;
 export const STEP_ITEMS = 512;
 
 /**
- * The most settlements a long write's verb hands storage in one step. Fewer than `STEP_ITEMS`:
- * SQLite settles a message with statements of its own (its fence, its outcome, its receipt), about
- * 45 µs each on a slow two-core machine, so a step of 512 held the event loop for 20-30 ms; one of
- * 128 holds it for 5-8. PostgreSQL settles a step in one statement: 79 round trips for 10,000
- * items instead of 20, within the same transaction.
+ * The most settlements a step hands storage where statements hold the event loop
+ * (`Dialect.stepsHoldTheLoop`). Fewer than `STEP_ITEMS`: SQLite settles a message with statements
+ * of its own (its fence, its outcome, its receipt), about 45 µs each on a slow two-core machine,
+ * so a step of 512 held the event loop for 20-30 ms; one of 128 holds it for 5-8. PostgreSQL
+ * settles a step in one statement, so it keeps steps of `STEP_ITEMS` (20 round trips for 10,000
+ * items rather than 79).
  */
 export const SETTLE_STEP_ITEMS = 128;
+
+/**
+ * The most messages a receive claims in one step where statements hold the event loop
+ * (`Dialect.stepsHoldTheLoop`); a receive of more is a long write. SQLite claims a message with a
+ * statement of its own (an update of its row, body included), 20-40 µs each for 2.4 KiB bodies on
+ * a slow two-core machine: a receive of 256 held the event loop for 5-10 ms in its claims alone.
+ */
+export const CLAIM_STEP_ITEMS = 64;
 
 /** How a read verb may run. */
 export interface ReadOptions {
@@ -182,6 +192,13 @@ export interface ReadOptions {
 
 /** What a dialect gives the core: transactions to run verbs in. */
 export interface Dialect {
+  /**
+   * Its statements run on the event loop (SQLite): a batch that would hold the loop for long is
+   * cut into small steps there (`SETTLE_STEP_ITEMS`, `CLAIM_STEP_ITEMS`) and run as a long write,
+   * the loop turning between steps. Where statements run elsewhere (PostgreSQL), small steps would
+   * only cost round trips, and a batch goes in `STEP_ITEMS` (a settlement batch) or whole (a claim).
+   */
+  readonly stepsHoldTheLoop: boolean;
   /** Runs a write verb in a transaction; its effects happen after the commit. */
   write<T>(verb: (scope: WriteScope) => Verb<T>, options?: WriteOptions): Promise<T>;
   /** Runs a read-only verb. */

@@ -117,6 +117,36 @@ export interface ReceiveInput {
   attemptId: string | undefined;
   /** The answer's byte budget, asked when the claim runs (see `MaxBytes`). */
   maxBytes?: MaxBytes | undefined;
+  /** Claims at most this many a statement (see `CLAIM_STEP_ITEMS`); all in one when undefined. */
+  step?: number | undefined;
+}
+
+/**
+ * Claims up to `c.max` messages in statements of at most `step`, each within what the ones before
+ * it left of the budget; stops at the first that finds fewer than it asked for. At least one
+ * statement runs, even for none (a dialect caching rows confirms the queue is current).
+ */
+function* claimInSteps(c: ClaimRequest, step: number): Verb<Message[]> {
+  const want = Math.min(step, c.max);
+  const first = yield* ask((o) => o.claim.claim(want === c.max ? c : { ...c, max: want }));
+  if (first.length < want || want === c.max) return first;
+  const out = first;
+  let budget = c.budget - claimedBytes(first);
+  while (out.length < c.max && budget > 0) {
+    const next = Math.min(step, c.max - out.length);
+    const got = yield* ask((o) => o.claim.claim({ ...c, max: next, budget }));
+    for (const m of got) out.push(m);
+    if (got.length < next) break;
+    budget -= claimedBytes(got);
+  }
+  return out;
+}
+
+/** What claimed messages take of a claim's budget: their bodies and properties, as the claims count them. */
+function claimedBytes(messages: readonly Message[]): number {
+  let n = 0;
+  for (const m of messages) n += m.body.length + propertiesLength(m.properties);
+  return n;
 }
 
 /**
@@ -136,9 +166,8 @@ export function* receive(s: WriteScope, name: string, r: ReceiveInput): Verb<Mes
     yield* ask((o) => o.claim.serialize({ strict: [q.name], gates: [] }));
   }
   const max = q.paused ? 0 : r.max;
-  const out = yield* ask((o) =>
-    o.claim.claim({ queue: q, max, mode: r.mode, now: s.now, capMs: 0, budget: answerBytes(r.maxBytes) }),
-  );
+  const request = { queue: q, max, mode: r.mode, now: s.now, capMs: 0, budget: answerBytes(r.maxBytes) };
+  const out = r.step ? yield* claimInSteps(request, r.step) : yield* ask((o) => o.claim.claim(request));
   reportLeases(s, out);
   if (attemptId && out.length > 0) {
     const response = encodeMessages(out);

@@ -1,7 +1,7 @@
 import { LockLostError, NotFoundError } from "../../contract/errors.js";
 import type { CompleteResult, LockRef, RenewResult } from "../../contract/types.js";
 import { DEFAULT_REJECT_REASON } from "../limits.js";
-import { ask, type Ops, SETTLE_STEP_ITEMS, type Verb, type WriteScope } from "../port.js";
+import { ask, type Ops, type Verb, type WriteScope } from "../port.js";
 import { RECEIPT_TTL_MS, receiptArgs, type SettleOperation } from "../receipts.js";
 
 /** What `complete` keeps: the message stays `completed` with its result for `retainMs`. */
@@ -167,17 +167,19 @@ export function* complete(
   }
 }
 
+/** Completes `items`, handing storage at most `step` of them a statement (see `SETTLE_STEP_ITEMS`). */
 export function* completeBatch(
   s: WriteScope,
   queue: string,
   items: (LockRef & { keep?: KeepOptions })[],
+  step: number,
 ): Verb<CompleteResult[]> {
   const live = items.filter((i) => i.lockToken);
   const outcomes: Outcome[] = [];
   const place: LinePlace = {};
-  // At most SETTLE_STEP_ITEMS a step: a long write may let the event loop turn between them.
-  for (let from = 0; from < live.length; from += SETTLE_STEP_ITEMS) {
-    const part = live.slice(from, from + SETTLE_STEP_ITEMS).map((i) => ({
+  // At most `step` a statement: a long write may let the event loop turn between them.
+  for (let from = 0; from < live.length; from += step) {
+    const part = live.slice(from, from + step).map((i) => ({
       seq: i.seqNumber,
       token: i.lockToken,
       keep: i.keep,

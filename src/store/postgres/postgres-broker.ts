@@ -81,6 +81,7 @@ export class PostgresBroker extends CoreBroker implements Broker {
   private readonly queues = new PgQueueRegistry();
   private readonly subscriptions: PgSubscriptions;
   protected readonly dialect: Dialect = {
+    stepsHoldTheLoop: false,
     write: (verb, options) => {
       const run = (alone: boolean) => (c: Conn, now: number) =>
         runAsync(verb({ now, effects: this.effectsOf(c) }), pgOps(c, this.shared, alone));

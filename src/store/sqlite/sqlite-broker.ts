@@ -117,6 +117,7 @@ export class SqliteBroker extends CoreBroker implements Broker {
   private readonly settleOps: SqliteSettleOps;
   private readonly ops: Ops;
   protected readonly dialect: Dialect = {
+    stepsHoldTheLoop: true,
     write: (verb, options) =>
       options?.long
         ? this.writeLong(

@@ -105,6 +105,29 @@ cases((factory) => {
         "the rest stay deferred",
       );
     });
+
+    it("maxBytes holds across a receive's whole batch, properties counted, in either mode", async () => {
+      // 1,000-byte bodies with 9 bytes of properties ({"k":"v"}): 100 messages reach 100,900
+      // bytes exactly, so the 100th ends the batch (counting bodies alone, it would take 101).
+      await s.broker.createQueue("budget");
+      const body = Buffer.alloc(1000, 7);
+      const sent = await s.broker.send(
+        "budget",
+        Array.from({ length: 300 }, () => ({ body, properties: { k: "v" } })),
+      );
+      const locked = await s.broker.receive("budget", { maxMessages: 256, maxBytes: 100_900 });
+      assert.deepEqual(seqs(locked), sent.slice(0, 100));
+      const deleted = await s.broker.receive("budget", {
+        maxMessages: 256,
+        maxBytes: 100_901,
+        mode: "receive-and-delete",
+      });
+      assert.deepEqual(seqs(deleted), sent.slice(100, 201), "100,901: the 101st crosses it");
+      const rest = await s.broker.receive("budget", { maxMessages: 256 });
+      assert.deepEqual(seqs(rest), sent.slice(201), "without maxBytes: every message left");
+      const stats = await s.broker.stats("budget");
+      assert.deepEqual([stats.locked, stats.active, stats.total], [199, 0, 199]);
+    });
   });
 
   describe("§1.9 Peek", () => {

@@ -1,0 +1,136 @@
+// Batches that would hold the event loop on SQLite are long writes there, cut into steps with the
+// loop turning between them, so a served broker keeps answering: a CompleteBatch settles
+// SETTLE_STEP_ITEMS messages a step (each message its own statements; a step of 512 held a server
+// for 20-30 ms), a Receive claims CLAIM_STEP_ITEMS a step (each message an update of its row, body
+// included). Every subject's results: test/conformance/cases/settlement.case.ts, receive-peek.case.ts.
+import assert from "node:assert/strict";
+import { after, describe, it } from "node:test";
+import type { Broker } from "../../src/contract/broker.js";
+import { silentLogger } from "../../src/contract/logger.js";
+import { CLAIM_STEP_ITEMS, SETTLE_STEP_ITEMS } from "../../src/core/port.js";
+import { openBroker } from "../../src/open.js";
+import { SqliteClaimOps } from "../../src/store/sqlite/claim.js";
+import { SqliteSettleOps } from "../../src/store/sqlite/settle.js";
+import { tempDir } from "../support/temp.js";
+import { countTurns } from "../support/turns.js";
+
+type Step = { size: number; turns: number };
+
+/**
+ * Runs `fn` on a fresh broker with `proto[method]` made slow (2 ms a call, so that the steps
+ * outlast a slice on any machine) and recorded: each call's item count and the loop's turns so far.
+ */
+async function withSlowSteps<P extends object>(
+  file: string,
+  proto: P,
+  method: keyof P,
+  size: (a: never) => number,
+  fn: (b: Broker, steps: Step[]) => Promise<void>,
+): Promise<void> {
+  const b = await openBroker(file, { background: false, logger: silentLogger, synchronous: "off" });
+  const turning = countTurns();
+  const original = proto[method] as (...args: unknown[]) => unknown;
+  const steps: Step[] = [];
+  (proto as Record<keyof P, unknown>)[method] = function (this: unknown, a: never) {
+    steps.push({ size: size(a), turns: turning.now() });
+    const until = performance.now() + 2;
+    while (performance.now() < until);
+    return original.call(this, a);
+  };
+  try {
+    await fn(b, steps);
+  } finally {
+    (proto as Record<keyof P, unknown>)[method] = original;
+    turning.stop();
+    await b.close();
+  }
+}
+
+/** Each step came after at least one turn of the loop since the one before it. */
+function assertTurnedBetween(steps: readonly Step[]): void {
+  for (let k = 1; k < steps.length; k++)
+    assert.ok(
+      steps[k]!.turns > steps[k - 1]!.turns,
+      `the loop did not turn between steps ${k} and ${k + 1} (${JSON.stringify(steps)})`,
+    );
+}
+
+describe("reliability: large batches let the event loop turn", () => {
+  const tmp = tempDir();
+  after(() => tmp.cleanup());
+
+  // 1,200 is a long write by its size; 300 (three steps) is one because it takes more than one step.
+  for (const total of [1200, 300]) {
+    it(`CompleteBatch settles ${total} messages ${SETTLE_STEP_ITEMS} a step, the loop turning between steps`, async () => {
+      await withSlowSteps(
+        tmp.file(`complete-${total}.db`),
+        SqliteSettleOps.prototype,
+        "completeBatch",
+        (a: { items: unknown[] }) => a.items.length,
+        async (b, steps) => {
+          await b.createQueue("big", { lockDurationMs: 600_000 });
+          await b.send(
+            "big",
+            Array.from({ length: total }, (_, k) => ({ body: `m${k}` })),
+          );
+          const locked = [];
+          for (;;) {
+            const got = await b.receive("big", { maxMessages: 256 });
+            if (got.length === 0) break;
+            locked.push(...got);
+          }
+          assert.equal(locked.length, total);
+          const results = await b.completeBatch(
+            "big",
+            locked.map((m) => ({ seqNumber: m.seqNumber, lockToken: m.lockToken! })),
+          );
+          assert.equal(results.filter((r) => r.ok).length, total);
+          assert.equal(Math.max(...steps.map((s) => s.size)), SETTLE_STEP_ITEMS);
+          assert.equal(steps.length, Math.ceil(total / SETTLE_STEP_ITEMS));
+          assertTurnedBetween(steps);
+          assert.equal((await b.stats("big")).total, 0);
+        },
+      );
+    });
+  }
+
+  it(`Receive of 256 claims ${CLAIM_STEP_ITEMS} a step, the loop turning between steps`, async () => {
+    await withSlowSteps(
+      tmp.file("receive.db"),
+      SqliteClaimOps.prototype,
+      "claim",
+      (a: { max: number }) => a.max,
+      async (b, steps) => {
+        await b.createQueue("big", { lockDurationMs: 600_000 });
+        const sent = await b.send(
+          "big",
+          Array.from({ length: 300 }, (_, k) => ({ body: `m${k}` })),
+        );
+        steps.length = 0;
+        const got = await b.receive("big", { maxMessages: 256 });
+        assert.deepEqual(
+          got.map((m) => m.seqNumber),
+          sent.slice(0, 256),
+        );
+        assert.deepEqual(
+          steps.map((s) => s.size),
+          Array(256 / CLAIM_STEP_ITEMS).fill(CLAIM_STEP_ITEMS),
+        );
+        assertTurnedBetween(steps);
+        steps.length = 0;
+        const rest = await b.receive("big", { maxMessages: 256, mode: "receive-and-delete" });
+        assert.deepEqual(
+          rest.map((m) => m.seqNumber),
+          sent.slice(256),
+        );
+        assert.deepEqual(
+          steps.map((s) => s.size),
+          [CLAIM_STEP_ITEMS],
+          "a step that finds fewer than it asked for is the last",
+        );
+        const stats = await b.stats("big");
+        assert.deepEqual([stats.locked, stats.active], [256, 0]);
+      },
+    );
+  });
+});
