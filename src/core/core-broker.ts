@@ -227,6 +227,14 @@ export abstract class CoreBroker {
     return undefined;
   }
 
+  /**
+   * How many messages a claim of `max` takes a statement: `CLAIM_STEP_ITEMS` where statements hold
+   * the event loop and `max` is more (the claim is then a long write), else all at once (undefined).
+   */
+  private claimStep(max: number): number | undefined {
+    return this.dialect.stepsHoldTheLoop && max > CLAIM_STEP_ITEMS ? CLAIM_STEP_ITEMS : undefined;
+  }
+
   receive(queue: string, options: ReceiveOptions = {}): Promise<Message[]> {
     return this.guard(() => {
       const max = clampCount(options.maxMessages, 1, claim.MAX_RECEIVE);
@@ -235,14 +243,13 @@ export abstract class CoreBroker {
       if (mode !== "peek-lock" && mode !== "receive-and-delete") {
         throw new InvalidArgumentError(`mqlite: unknown receive mode "${mode}"`);
       }
-      // Where statements hold the event loop, a receive of more than one step is a long write.
-      const stepped = this.dialect.stepsHoldTheLoop && max > CLAIM_STEP_ITEMS;
+      const step = this.claimStep(max);
       const input = {
         max,
         mode,
         attemptId: options.attemptId || undefined,
         maxBytes: options.maxBytes,
-        step: stepped ? CLAIM_STEP_ITEMS : undefined,
+        step,
       };
       const signal = options.signal;
       const verb = (w: WriteScope, limit: number) =>
@@ -255,8 +262,8 @@ export abstract class CoreBroker {
         signal,
         claim: () =>
           this.queueWrite((w) => verb(w, max), {
-            oneStatement: oneStatement && !stepped,
-            long: stepped,
+            oneStatement: oneStatement && !step,
+            long: step !== undefined,
             signal,
           }),
         take: waitMs > 0 ? this.handOff(verb) : undefined,
@@ -270,12 +277,15 @@ export abstract class CoreBroker {
       if (!Array.isArray(queues)) throw new InvalidArgumentError("mqlite: queues must be a list");
       for (const q of queues) requireName(q, "queue");
       validateGates(options.gates);
+      const max = clampCount(options.maxMessages, 1, claim.MAX_RECEIVE);
+      const step = this.claimStep(max);
       const input = {
         queues: [...new Set(queues)],
-        max: clampCount(options.maxMessages, 1, claim.MAX_RECEIVE),
+        max,
         gates: options.gates ?? [],
         capMs: leaseCap(options.lockDurationMs),
         maxBytes: options.maxBytes,
+        step,
       };
       const waitMs = claim.waitTime(options.waitMs);
       const signal = options.signal;
@@ -287,7 +297,12 @@ export abstract class CoreBroker {
         keys: input.queues,
         waitMs,
         signal,
-        claim: () => this.queueWrite((w) => verb(w, input.max), { oneStatement, signal }),
+        claim: () =>
+          this.queueWrite((w) => verb(w, max), {
+            oneStatement: oneStatement && !step,
+            long: step !== undefined,
+            signal,
+          }),
         take: waitMs > 0 ? this.handOff(verb) : undefined,
         plain:
           waitMs > 0 && oneStatement

@@ -17,8 +17,8 @@ import { countTurns } from "../support/turns.js";
 type Step = { size: number; turns: number };
 
 /**
- * Runs `fn` on a fresh broker with `proto[method]` made slow (2 ms a call, so that the steps
- * outlast a slice on any machine) and recorded: each call's item count and the loop's turns so far.
+ * Runs `fn` on a fresh broker with `proto[method]` made slow (5 ms a call: each step outlasts the
+ * writer's 4 ms slice on any machine) and recorded: each call's item count and the loop's turns so far.
  */
 async function withSlowSteps<P extends object>(
   file: string,
@@ -33,7 +33,7 @@ async function withSlowSteps<P extends object>(
   const steps: Step[] = [];
   (proto as Record<keyof P, unknown>)[method] = function (this: unknown, a: never) {
     steps.push({ size: size(a), turns: turning.now() });
-    const until = performance.now() + 2;
+    const until = performance.now() + 5;
     while (performance.now() < until);
     return original.call(this, a);
   };
@@ -130,6 +130,42 @@ describe("reliability: large batches let the event loop turn", () => {
         );
         const stats = await b.stats("big");
         assert.deepEqual([stats.locked, stats.active], [256, 0]);
+      },
+    );
+  });
+
+  it(`ReceiveAny of 256 claims ${CLAIM_STEP_ITEMS} a step in each queue, the loop turning between steps`, async () => {
+    await withSlowSteps(
+      tmp.file("receive-any.db"),
+      SqliteClaimOps.prototype,
+      "claim",
+      (a: { max: number }) => a.max,
+      async (b, steps) => {
+        const sent: number[] = [];
+        for (const [queue, n] of [
+          ["one", 100],
+          ["two", 200],
+        ] as const) {
+          await b.createQueue(queue, { lockDurationMs: 600_000 });
+          sent.push(
+            ...(await b.send(
+              queue,
+              Array.from({ length: n }, (_, k) => ({ body: `${queue}${k}` })),
+            )),
+          );
+        }
+        steps.length = 0;
+        const got = await b.receiveAny(["one", "two"], { maxMessages: 256 });
+        assert.deepEqual(
+          got.map((m) => m.seqNumber),
+          sent.slice(0, 256),
+        );
+        // "one": 64, then 36 of 64 asked (its last); "two": 64, 64, then the 28 left of 256.
+        assert.deepEqual(
+          steps.map((s) => s.size),
+          [64, 64, 64, 64, 28],
+        );
+        assertTurnedBetween(steps);
       },
     );
   });

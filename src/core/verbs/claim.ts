@@ -189,6 +189,8 @@ export interface ReceiveAnyInput {
   capMs: number;
   /** The answer's byte budget, asked when the claim runs (see `MaxBytes`). */
   maxBytes?: MaxBytes | undefined;
+  /** Claims at most this many a statement (see `CLAIM_STEP_ITEMS`); all in one when undefined. */
+  step?: number | undefined;
 }
 
 /** The length of a message's properties as stored (their JSON), as the claims count them. */
@@ -217,9 +219,16 @@ export function* receiveAny(s: WriteScope, r: ReceiveAnyInput): Verb<Claimed> {
   for (const [k, q] of rows.entries()) {
     if (!q) continue;
     const max = q.paused ? 0 : r.max - messages.length;
-    const got = yield* ask((o) =>
-      o.claim.claim({ queue: q, max, mode: "peek-lock", now: s.now, capMs: r.capMs, gates: session, budget }),
-    );
+    const request = {
+      queue: q,
+      max,
+      mode: "peek-lock" as const,
+      now: s.now,
+      capMs: r.capMs,
+      gates: session,
+      budget,
+    };
+    const got = r.step ? yield* claimInSteps(request, r.step) : yield* ask((o) => o.claim.claim(request));
     const name = r.queues[k]!;
     // What is left of the budget matters only to a later queue (a worker of one queue never
     // writes its messages' properties out again to count them).
