@@ -320,7 +320,10 @@ export abstract class CoreBroker {
     return this.guard(() => {
       const seqs = seqNumbers.map(seqNumber);
       const maxBytes = answerBytes(options.maxBytes);
-      return this.queueWrite((w) => claim.receiveDeferred(w, queue, seqs, maxBytes));
+      const step = this.claimStep(seqs.length);
+      return this.queueWrite((w) => claim.receiveDeferred(w, queue, seqs, maxBytes, step), {
+        long: step !== undefined,
+      });
     });
   }
 

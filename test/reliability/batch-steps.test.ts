@@ -2,7 +2,8 @@
 // loop turning between them, so a served broker keeps answering: a CompleteBatch settles
 // SETTLE_STEP_ITEMS messages a step (each message its own statements; a step of 512 held a server
 // for 20-30 ms), a Receive claims CLAIM_STEP_ITEMS a step (each message an update of its row, body
-// included). Every subject's results: test/conformance/cases/settlement.case.ts, receive-peek.case.ts.
+// included), a ReceiveDeferred locks as many a step. Every subject's results:
+// test/conformance/cases/settlement.case.ts, receive-peek.case.ts.
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import type { Broker } from "../../src/contract/broker.js";
@@ -130,6 +131,36 @@ describe("reliability: large batches let the event loop turn", () => {
         );
         const stats = await b.stats("big");
         assert.deepEqual([stats.locked, stats.active], [256, 0]);
+      },
+    );
+  });
+
+  it(`ReceiveDeferred of 300 locks ${CLAIM_STEP_ITEMS} a step, the loop turning between steps`, async () => {
+    await withSlowSteps(
+      tmp.file("receive-deferred.db"),
+      SqliteClaimOps.prototype,
+      "claimDeferred",
+      (a: { seqs: readonly number[] }) => a.seqs.length,
+      async (b, steps) => {
+        await b.createQueue("later", { lockDurationMs: 600_000 });
+        const sent = await b.send(
+          "later",
+          Array.from({ length: 300 }, (_, k) => ({ body: `m${k}` })),
+        );
+        for (let k = 0; k < 2; k++)
+          for (const m of await b.receive("later", { maxMessages: 150 }))
+            await b.defer("later", m.seqNumber, m.lockToken!);
+        steps.length = 0;
+        const got = await b.receiveDeferred("later", sent);
+        assert.deepEqual(
+          got.map((m) => m.seqNumber),
+          sent,
+        );
+        assert.deepEqual(
+          steps.map((s) => s.size),
+          [64, 64, 64, 64, 44],
+        );
+        assertTurnedBetween(steps);
       },
     );
   });

@@ -245,19 +245,28 @@ export function* receiveAny(s: WriteScope, r: ReceiveAnyInput): Verb<Claimed> {
   return { messages, retryAt: session?.retryAt() };
 }
 
-/** `receiveDeferred`: locks the given deferred messages (others are skipped), within `maxBytes`. */
+/**
+ * `receiveDeferred`: locks the given deferred messages (others are skipped), within `maxBytes`,
+ * at most `step` sequence numbers a statement (see `CLAIM_STEP_ITEMS`; all at once when undefined).
+ */
 export function* receiveDeferred(
   s: WriteScope,
   name: string,
   seqs: readonly number[],
   maxBytes: number = ANSWER_BUDGET_BYTES,
+  step: number = seqs.length,
 ): Verb<Message[]> {
   const q = yield* ask((o) => o.claim.queue(name));
   if (!q) throw new NotFoundError(QUEUE_NOT_FOUND);
-  const out =
-    seqs.length === 0
-      ? []
-      : yield* ask((o) => o.claim.claimDeferred({ queue: q, seqs, now: s.now, budget: maxBytes }));
+  const out: Message[] = [];
+  let budget = maxBytes;
+  // A step may lock fewer than it was given (a number not deferred is skipped): only the budget ends it early.
+  for (let from = 0; from < seqs.length && budget > 0; from += step) {
+    const part = step >= seqs.length ? seqs : seqs.slice(from, from + step);
+    const got = yield* ask((o) => o.claim.claimDeferred({ queue: q, seqs: part, now: s.now, budget }));
+    for (const m of got) out.push(m);
+    if (from + step < seqs.length) budget -= claimedBytes(got);
+  }
   reportLeases(s, out);
   return out;
 }

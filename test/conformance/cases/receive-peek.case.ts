@@ -128,6 +128,28 @@ cases((factory) => {
       const stats = await s.broker.stats("budget");
       assert.deepEqual([stats.locked, stats.active, stats.total], [199, 0, 199]);
     });
+
+    it("receiveDeferred's maxBytes holds across a long list; numbers not deferred are skipped", async () => {
+      await s.broker.createQueue("later", { lockDurationMs: 60_000 });
+      const body = Buffer.alloc(1000, 7);
+      const sent = await s.broker.send(
+        "later",
+        Array.from({ length: 150 }, () => ({ body })),
+      );
+      for (const m of await s.broker.receive("later", { maxMessages: 150 }))
+        await s.broker.defer("later", m.seqNumber, m.lockToken!);
+      // Every other number first, then a number that is not deferred (skipped), then the rest.
+      const asked = [
+        ...sent.filter((_, k) => k % 2 === 0),
+        999_999_999,
+        ...sent.filter((_, k) => k % 2 === 1),
+      ];
+      const first = await s.broker.receiveDeferred("later", asked, { maxBytes: 100_000 });
+      assert.deepEqual(seqs(first), asked.filter((n) => n !== 999_999_999).slice(0, 100));
+      const rest = await s.broker.receiveDeferred("later", asked);
+      assert.deepEqual(seqs(rest), asked.filter((n) => n !== 999_999_999).slice(100));
+      assert.equal((await s.broker.stats("later")).locked, 150);
+    });
   });
 
   describe("§1.9 Peek", () => {
