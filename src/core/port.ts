@@ -173,9 +173,10 @@ export const SETTLE_STEP_ITEMS = 128;
 
 /**
  * The most messages a receive (receiveAny, receiveDeferred) claims in one step where statements
- * hold the event loop (`Dialect.stepsHoldTheLoop`); a receive of more is a long write. SQLite claims a message with a
- * statement of its own (an update of its row, body included), 20-40 µs each for 2.4 KiB bodies on
- * a slow two-core machine: a receive of 256 held the event loop for 5-10 ms in its claims alone.
+ * hold the event loop (`Dialect.stepsHoldTheLoop`); a receive of more is a long write. SQLite
+ * claims a message with a statement of its own (an update of its row, body included), 20-40 µs
+ * each for 2.4 KiB bodies on a slow two-core machine: a receive of 256 held the event loop for
+ * 5-10 ms in its claims alone.
  */
 export const CLAIM_STEP_ITEMS = 64;
 
