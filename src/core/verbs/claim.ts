@@ -127,19 +127,16 @@ export interface ReceiveInput {
  * statement runs, even for none (a dialect caching rows confirms the queue is current).
  */
 function* claimInSteps(c: ClaimRequest, step: number): Verb<Message[]> {
-  const want = Math.min(step, c.max);
-  const first = yield* ask((o) => o.claim.claim(want === c.max ? c : { ...c, max: want }));
-  if (first.length < want || want === c.max) return first;
-  const out = first;
-  let budget = c.budget - claimedBytes(first);
-  while (out.length < c.max && budget > 0) {
-    const next = Math.min(step, c.max - out.length);
-    const got = yield* ask((o) => o.claim.claim({ ...c, max: next, budget }));
+  const out: Message[] = [];
+  let budget = c.budget;
+  for (;;) {
+    const want = Math.min(step, c.max - out.length);
+    const got = yield* ask((o) => o.claim.claim({ ...c, max: want, budget }));
     for (const m of got) out.push(m);
-    if (got.length < next) break;
+    if (got.length < want || out.length >= c.max) return out;
     budget -= claimedBytes(got);
+    if (budget <= 0) return out;
   }
-  return out;
 }
 
 /** What claimed messages take of a claim's budget: their bodies and properties, as the claims count them. */
@@ -236,8 +233,8 @@ export function* receiveAny(s: WriteScope, r: ReceiveAnyInput): Verb<Claimed> {
     for (const m of got) {
       m.queue = name;
       messages.push(m);
-      if (later) budget -= m.body.length + propertiesLength(m.properties);
     }
+    if (later) budget -= claimedBytes(got);
     if (messages.length >= r.max || budget <= 0) break;
   }
   reportLeases(s, messages);
