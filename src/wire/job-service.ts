@@ -101,7 +101,7 @@ export const DeleteSettledRequest = z
     queue: str(),
     states: list(z.string(), MAX_NAME_LIST),
     older_than_ms: int(),
-    seq_numbers: list(z.int()),
+    seq_numbers: list(z.int(), MAX_SEQ_NUMBERS_PER_CALL),
     subject: str(),
     keep_newest: int().meta({ description: "Keep the newest so many of the matching messages." }),
   })

@@ -8,12 +8,18 @@ export async function fails(
   p: Promise<unknown>,
   cls: abstract new (...args: never[]) => MqliteError,
   code: ErrorCode,
+  what?: string,
 ): Promise<void> {
-  await assert.rejects(p, (err: unknown) => {
-    assert.ok(err instanceof cls, `expected ${cls.name}, got ${String(err)}`);
-    assert.equal(err.code, code);
-    return true;
-  });
+  const about = what ? `${what}: ` : "";
+  await assert.rejects(
+    p,
+    (err: unknown) => {
+      assert.ok(err instanceof cls, `${about}expected ${cls.name}, got ${String(err)}`);
+      assert.equal(err.code, code, what);
+      return true;
+    },
+    what,
+  );
 }
 
 /** A message claimed in peek-lock mode (with its lock token). */

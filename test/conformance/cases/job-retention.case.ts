@@ -50,6 +50,40 @@ cases((factory) => {
       await fails(s.broker.deleteSettled("q", { keepNewest: 1.5 }), InvalidArgumentError, "invalid_argument");
     });
 
+    it("J10.1b deleteSettled refuses options it cannot read exactly and deletes nothing", async () => {
+      const kept = [await completed("a"), await completed("a")];
+      const bad: [string, object][] = [
+        [
+          "a list over the cap",
+          { seqNumbers: Array.from({ length: MAX_SEQ_NUMBERS_PER_CALL + 1 }, (_, i) => i + 1) },
+        ],
+        ["a number that is not one", { seqNumbers: [kept[0], "1"] }],
+        ["a fractional age", { olderThanMs: 1.5 }],
+        ["an age that is not a number", { olderThanMs: "0" }],
+        ["a subject that is not a string", { subject: 7 }],
+        ["states that are not a list", { states: "completed" }],
+      ];
+      for (const [what, options] of bad) {
+        await fails(
+          s.broker.deleteSettled("q", options as never),
+          InvalidArgumentError,
+          "invalid_argument",
+          what,
+        );
+      }
+      assert.deepEqual(
+        (await s.broker.getMessages(kept)).map((r) => r.state),
+        ["completed", "completed"],
+      );
+      assert.equal(
+        await s.broker.deleteSettled("q", {
+          seqNumbers: Array.from({ length: MAX_SEQ_NUMBERS_PER_CALL }, (_, i) => kept[0]! + i),
+        }),
+        2,
+        "a list at the cap is taken",
+      );
+    });
+
     it("J10.2 subject and olderThanMs combine: only that subject's older ones go", async () => {
       const old = await completed("a");
       const oldB = await completed("b");
