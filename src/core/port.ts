@@ -180,6 +180,14 @@ export const SETTLE_STEP_ITEMS = 128;
  */
 export const CLAIM_STEP_ITEMS = 64;
 
+/**
+ * The most rows one statement of `deleteSettled` deletes where statements run elsewhere
+ * (PostgreSQL, `Dialect.stepsHoldTheLoop` false): the statement hands its deleted rows on to the
+ * part that writes their receipts, and a step bounds what it holds (a purge of a million rows is
+ * a hundred statements of one transaction). Where statements hold the event loop, `STEP_ITEMS`.
+ */
+export const DELETE_STEP_ROWS = 10_000;
+
 /** How a read verb may run. */
 export interface ReadOptions {
   /**

@@ -2,15 +2,17 @@
 // loop turning between them, so a served broker keeps answering: a CompleteBatch settles
 // SETTLE_STEP_ITEMS messages a step (each message its own statements; a step of 512 held a server
 // for 20-30 ms), a Receive claims CLAIM_STEP_ITEMS a step (each message an update of its row, body
-// included), a ReceiveDeferred locks as many a step. Every subject's results:
-// test/conformance/cases/settlement.case.ts, receive-peek.case.ts.
+// included), a ReceiveDeferred locks as many a step, a deleteSettled deletes STEP_ITEMS rows a step.
+// Every subject's results: test/conformance/cases/settlement.case.ts, receive-peek.case.ts,
+// job-retention.case.ts.
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import type { Broker } from "../../src/contract/broker.js";
 import { silentLogger } from "../../src/contract/logger.js";
-import { CLAIM_STEP_ITEMS, SETTLE_STEP_ITEMS } from "../../src/core/port.js";
+import { CLAIM_STEP_ITEMS, SETTLE_STEP_ITEMS, STEP_ITEMS } from "../../src/core/port.js";
 import { openBroker } from "../../src/open.js";
 import { SqliteClaimOps } from "../../src/store/sqlite/claim.js";
+import { SqliteRecordOps } from "../../src/store/sqlite/message-records.js";
 import { SqliteSettleOps } from "../../src/store/sqlite/settle.js";
 import { tempDir } from "../support/temp.js";
 import { countTurns } from "../support/turns.js";
@@ -197,6 +199,54 @@ describe("reliability: large batches let the event loop turn", () => {
           [64, 64, 64, 64, 28],
         );
         assertTurnedBetween(steps);
+      },
+    );
+  });
+
+  it(`deleteSettled deletes ${STEP_ITEMS} rows a step past its first, the loop turning between steps`, async () => {
+    await withSlowSteps(
+      tmp.file("delete-settled.db"),
+      SqliteRecordOps.prototype,
+      "deleteSettled",
+      (a: { limit: number }) => a.limit,
+      async (b, steps) => {
+        await b.createQueue("big", { lockDurationMs: 600_000 });
+        // 1,300 of each subject, interleaved: each step of "a" passes over as many rows of "b".
+        await b.send(
+          "big",
+          Array.from({ length: 2600 }, (_, k) => ({ body: `m${k}`, subject: k % 2 ? "b" : "a" })),
+        );
+        for (;;) {
+          const got = await b.receive("big", { maxMessages: 256 });
+          if (got.length === 0) break;
+          const done = await b.completeBatch(
+            "big",
+            got.map((m) => ({ seqNumber: m.seqNumber, lockToken: m.lockToken!, retainMs: 3_600_000 })),
+          );
+          assert.ok(done.every((r) => r.ok));
+        }
+        const newest = async () =>
+          (await b.browse({ queues: ["big"], subject: "a", order: "settled", limit: 1000 })).map(
+            (r) => r.seqNumber,
+          );
+        const kept = (await newest()).slice(0, 100);
+        steps.length = 0;
+        const n = await b.deleteSettled("big", { states: ["completed"], subject: "a", keepNewest: 100 });
+        assert.equal(n, 1200);
+        assert.deepEqual(await newest(), kept, "the newest 100 by settlement are the ones left");
+        assert.equal((await b.stats("big")).total, 1400, "the other subject's 1,300 are all there");
+        // A first step with the other writes, then a long write of two steps: 512 + 512 + 176.
+        assert.deepEqual(
+          steps.map((s) => s.size),
+          [STEP_ITEMS, STEP_ITEMS, STEP_ITEMS],
+        );
+        assertTurnedBetween(steps.slice(1));
+
+        steps.length = 0;
+        assert.equal(await b.deleteSettled("big", {}), 1400, "every state, in steps");
+        assert.equal((await b.stats("big")).total, 0);
+        assert.ok(steps.length >= 3, JSON.stringify(steps));
+        assertTurnedBetween(steps.slice(1, -2));
       },
     );
   });

@@ -33,6 +33,21 @@ export interface DeleteSettledQuery {
   keepNewest?: number;
 }
 
+/** Which settled rows of a queue a step of `deleteSettled` matches, besides their state. */
+export interface SettledMatch {
+  queue: string;
+  /** Only rows settled before this time (absent: any). */
+  settledBefore?: number;
+  seqNumbers?: number[];
+  subject?: string;
+}
+
+/** A settled row's place in the order retention by count keeps: latest settled, then highest number. */
+export interface SettledMark {
+  settledAt: number;
+  id: number;
+}
+
 /** A lease a record statement acts under (the live lock token of the message). */
 interface Held {
   queue: string;
@@ -71,13 +86,26 @@ export interface RecordOps {
   /** A message's recorded failures, oldest first. */
   errors(seq: number): ErrorRow[];
   /**
-   * Deletes the settled rows of `queue` that `q` selects (`settledBefore` from `olderThanMs`).
-   * First writes, for the kept completions among them settled after `receiptsSince`, the receipts
-   * those rows stood in for. Returns how many it deleted.
+   * The place of the `keep`-th newest (latest settled, then highest number) of the settled rows
+   * of `states` that `a` matches; undefined when no more than `keep - 1` match.
+   */
+  keptMark(a: SettledMatch & { states: MessageState[]; keep: number }): SettledMark | undefined;
+  /**
+   * Deletes, in order of sequence number, the first `limit` rows in `state` numbered above
+   * `after` that `a` matches (and, given `below`, that come after it in the kept order). First
+   * writes, for the kept completions among them settled after `receiptsSince`, the receipts those
+   * rows stood in for. `through`: the highest number it took when it took `limit` rows (more may
+   * follow), absent when it took fewer.
    */
   deleteSettled(
-    a: DeleteSettledQuery & { queue: string; settledBefore: number; receiptsSince: number },
-  ): number;
+    a: SettledMatch & {
+      state: MessageState;
+      below?: SettledMark;
+      after: number;
+      limit: number;
+      receiptsSince: number;
+    },
+  ): { deleted: number; through?: number };
   /** Makes these scheduled messages of `queue` active now. Returns how many. */
   promote(a: { queue: string; seqs: number[]; now: number }): number;
   /**
@@ -181,16 +209,67 @@ export function* settledOf(seqs: number[]): Verb<number[]> {
  */
 const receiptsSince = (now: number) => now - RECEIPT_TTL_MS;
 
-/** Deletes settled messages of a queue (kept outcomes, dead letters). */
-export function* deleteSettled(s: WriteScope, queue: string, q: DeleteSettledQuery): Verb<number> {
-  return yield* ask((o) =>
-    o.records.deleteSettled({
-      ...q,
-      queue,
-      settledBefore: s.now - q.olderThanMs,
-      receiptsSince: receiptsSince(s.now),
-    }),
-  );
+/** How far a `deleteSettled` goes in one write. */
+export interface DeleteSteps {
+  /** The most rows one statement deletes. */
+  step: number;
+  /** Stops, answering `more`, once it has deleted this many (absent: goes to the end). */
+  most?: number;
+  /** The kept mark an earlier write of the same call found (retention by count). */
+  below?: SettledMark;
+}
+
+/** What one write of a `deleteSettled` did. */
+export interface DeletedSettled {
+  deleted: number;
+  /** It stopped at `DeleteSteps.most`: a further write goes on. */
+  more: boolean;
+  /** The kept mark it deleted below (retention by count), for the further write. */
+  below?: SettledMark;
+}
+
+/**
+ * Deletes settled messages of a queue (kept outcomes, dead letters): state by state, in order of
+ * sequence number, `steps.step` rows a statement. Each statement goes on from the last number the
+ * one before took, so rows the query passes over (younger, of another subject, kept) are read
+ * once, not once a step. Retention by count finds the newest row it keeps first, then deletes the
+ * rows older than that one: the same rows each step, however many steps there are.
+ */
+export function* deleteSettled(
+  s: WriteScope,
+  queue: string,
+  q: DeleteSettledQuery,
+  steps: DeleteSteps,
+): Verb<DeletedSettled> {
+  const match: SettledMatch = { queue };
+  if (q.olderThanMs > 0) match.settledBefore = s.now - q.olderThanMs;
+  if (q.seqNumbers) match.seqNumbers = q.seqNumbers;
+  if (q.subject !== undefined) match.subject = q.subject;
+  // Found once a call (a read of every matching row): a further write deletes below the same
+  // mark; what was settled since is newer, and kept.
+  let below = steps.below;
+  if (!below && q.keepNewest !== undefined && q.keepNewest > 0) {
+    const keep = q.keepNewest;
+    below = yield* ask((o) => o.records.keptMark({ ...match, states: q.states, keep }));
+    // No more match than it keeps: nothing to delete.
+    if (!below) return { deleted: 0, more: false };
+  }
+  const since = receiptsSince(s.now);
+  const most = steps.most ?? Number.POSITIVE_INFINITY;
+  let deleted = 0;
+  for (const state of new Set(q.states)) {
+    for (let after = 0; ; ) {
+      if (deleted >= most) return { deleted, more: true, ...(below && { below }) };
+      const limit = Math.min(steps.step, most - deleted);
+      const done = yield* ask((o) =>
+        o.records.deleteSettled({ ...match, state, below, after, limit, receiptsSince: since }),
+      );
+      deleted += done.deleted;
+      if (done.through === undefined) break;
+      after = done.through;
+    }
+  }
+  return { deleted, more: false };
 }
 
 /** Scheduled messages of the queue → active now. Returns how many. */

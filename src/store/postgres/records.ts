@@ -4,7 +4,13 @@ import { leaseFence } from "../../core/lease-fence.js";
 import { RECORD_COLUMNS, type RecordRow } from "../../core/message-record.js";
 import type { Async } from "../../core/port.js";
 import { RECEIPT_TTL_MS } from "../../core/receipts.js";
-import type { BrowseQuery, DeleteSettledQuery, ErrorRow, RecordOps } from "../../core/verbs/records.js";
+import type {
+  BrowseQuery,
+  ErrorRow,
+  RecordOps,
+  SettledMark,
+  SettledMatch,
+} from "../../core/verbs/records.js";
 import type { Conn } from "./db.js";
 import { pgName } from "./names.js";
 
@@ -38,6 +44,17 @@ const KEPT_RECEIPTS = (since: string) => `
     SELECT queue, id, lock_token, 'completed', '', settled_at, settled_at + ${RECEIPT_TTL_MS} FROM d
     WHERE state = 'completed' AND lock_token IS NOT NULL AND settled_at > ${since}
     ON CONFLICT DO NOTHING)`;
+
+/** A `SettledMatch` as conditions on $1..$4 (see `settledParams`). */
+const SETTLED_MATCH = `queue = $1 AND ($2::bigint IS NULL OR settled_at < $2::bigint)
+  AND ($3::bigint[] IS NULL OR id = ANY($3::bigint[])) AND ($4::text IS NULL OR subject = $4::text)`;
+
+const settledParams = (a: SettledMatch) => [
+  pgName(a.queue),
+  a.settledBefore ?? null,
+  a.seqNumbers ?? null,
+  a.subject ?? null,
+];
 
 const LIVE_FENCE = leaseFence({ seq: "$1", queue: "$2", token: "$3" });
 
@@ -134,32 +151,48 @@ export class PgRecordOps implements Async<RecordOps> {
     );
   }
 
+  async keptMark(
+    a: SettledMatch & { states: MessageState[]; keep: number },
+  ): Promise<SettledMark | undefined> {
+    const [row] = await this.c.q<{ settled_at: string | number; id: string | number }>(
+      `SELECT settled_at, id FROM messages WHERE ${SETTLED_MATCH} AND state = ANY($5::text[])
+       ORDER BY settled_at DESC, id DESC OFFSET $6::bigint LIMIT 1`,
+      [...settledParams(a), a.states, a.keep - 1],
+    );
+    return row && { settledAt: Number(row.settled_at), id: Number(row.id) };
+  }
+
   async deleteSettled(
-    a: DeleteSettledQuery & { queue: string; settledBefore: number; receiptsSince: number },
-  ): Promise<number> {
-    const match = `queue = $1 AND state = ANY($2::text[])
-         AND ($3::bigint = 0 OR settled_at < $4::bigint)
-         AND ($5::bigint[] IS NULL OR id = ANY($5::bigint[]))
-         AND ($6::text IS NULL OR subject = $6::text)`;
-    // With keepNewest: all but the newest `keep` of the matching rows (retention by count).
-    const [row] = await this.c.q<{ n: number }>(
-      `WITH d AS (DELETE FROM messages WHERE ${match}
-         AND ($7::bigint IS NULL OR id NOT IN
-           (SELECT id FROM messages WHERE ${match} ORDER BY settled_at DESC, id DESC LIMIT $7::bigint))
-         RETURNING queue, id, lock_token, state, settled_at), ${KEPT_RECEIPTS("$8::bigint")}
-       SELECT count(*)::int AS n FROM d`,
+    a: SettledMatch & {
+      state: MessageState;
+      below?: SettledMark;
+      after: number;
+      limit: number;
+      receiptsSince: number;
+    },
+  ): Promise<{ deleted: number; through?: number }> {
+    const match = `${SETTLED_MATCH} AND state = $5 AND id > $6::bigint
+      AND ($7::bigint IS NULL OR (settled_at, id) < ($7::bigint, $8::bigint))`;
+    // The DELETE repeats the match: a row changed since the pick (redriven by another
+    // transaction) is checked again once its lock is had, and kept if it no longer matches.
+    const [row] = await this.c.q<{ n: number; picked: number; hi: string | number | null }>(
+      `WITH pick AS (SELECT id FROM messages WHERE ${match} ORDER BY id LIMIT $9::bigint),
+       d AS (DELETE FROM messages WHERE id IN (SELECT id FROM pick) AND ${match}
+         RETURNING queue, id, lock_token, state, settled_at), ${KEPT_RECEIPTS("$10::bigint")}
+       SELECT (SELECT count(*)::int FROM d) AS n, (SELECT count(*)::int FROM pick) AS picked,
+         (SELECT max(id) FROM pick) AS hi`,
       [
-        pgName(a.queue),
-        a.states,
-        a.olderThanMs,
-        a.settledBefore,
-        a.seqNumbers ?? null,
-        a.subject ?? null,
-        a.keepNewest ?? null,
+        ...settledParams(a),
+        a.state,
+        a.after,
+        a.below?.settledAt ?? null,
+        a.below?.id ?? null,
+        a.limit,
         a.receiptsSince,
       ],
     );
-    return row?.n ?? 0;
+    const deleted = row?.n ?? 0;
+    return row?.picked === a.limit ? { deleted, through: Number(row.hi) } : { deleted };
   }
 
   async promote(a: { queue: string; seqs: number[]; now: number }): Promise<number> {

@@ -2,7 +2,13 @@ import type { MessageState } from "../../contract/types.js";
 import { AnswerBudget } from "../../core/answer-budget.js";
 import { leaseFence } from "../../core/lease-fence.js";
 import { RECORD_COLUMNS, type RecordRow } from "../../core/message-record.js";
-import type { BrowseQuery, DeleteSettledQuery, ErrorRow, RecordOps } from "../../core/verbs/records.js";
+import type {
+  BrowseQuery,
+  ErrorRow,
+  RecordOps,
+  SettledMark,
+  SettledMatch,
+} from "../../core/verbs/records.js";
 import type { SqliteDatabase } from "./database.js";
 import { keptCompletionReceiptsSql } from "./receipts.js";
 
@@ -112,32 +118,48 @@ export class SqliteRecordOps implements RecordOps {
     return this.errorsOf.all(seq) as ErrorRow[];
   }
 
+  keptMark(a: SettledMatch & { states: MessageState[]; keep: number }): SettledMark | undefined {
+    const { where, params } = settledWhere(a);
+    return this.db
+      .prepare(
+        `SELECT settled_at AS settledAt, id FROM messages
+         WHERE ${where} AND state IN (SELECT value FROM json_each(?))
+         ORDER BY settled_at DESC, id DESC LIMIT 1 OFFSET ?`,
+      )
+      .get(...params, JSON.stringify(a.states), a.keep - 1) as SettledMark | undefined;
+  }
+
   deleteSettled(
-    a: DeleteSettledQuery & { queue: string; settledBefore: number; receiptsSince: number },
-  ): number {
-    const params: unknown[] = [a.queue, JSON.stringify(a.states)];
-    let where = "queue = ? AND state IN (SELECT value FROM json_each(?))";
-    if (a.olderThanMs > 0) {
-      where += " AND settled_at < ?";
-      params.push(a.settledBefore);
+    a: SettledMatch & {
+      state: MessageState;
+      below?: SettledMark;
+      after: number;
+      limit: number;
+      receiptsSince: number;
+    },
+  ): { deleted: number; through?: number } {
+    const { where, params } = settledWhere(a);
+    let match = `${where} AND state = ? AND id > ?`;
+    params.push(a.state, a.after);
+    if (a.below) {
+      match += " AND (settled_at, id) < (?, ?)";
+      params.push(a.below.settledAt, a.below.id);
     }
-    if (a.seqNumbers) {
-      where += " AND id IN (SELECT value FROM json_each(?))";
-      params.push(JSON.stringify(a.seqNumbers));
-    }
-    if (a.subject !== undefined) {
-      where += " AND subject = ?";
-      params.push(a.subject);
-    }
-    if (a.keepNewest !== undefined) {
-      where += ` AND id NOT IN (SELECT id FROM messages WHERE ${where} ORDER BY settled_at DESC, id DESC LIMIT ?)`;
-      params.push(...params, a.keepNewest);
-    }
+    // The step's rows, first by number: one range of idx_msg_queue_state, read from `after` on.
+    const { n, hi } = this.db
+      .prepare(
+        `SELECT count(*) AS n, max(id) AS hi FROM (SELECT id FROM messages WHERE ${match} ORDER BY id LIMIT ?)`,
+      )
+      .get(...params, a.limit) as { n: number; hi: number | null };
+    if (hi === null) return { deleted: 0 };
+    // Up to the last of them, the same rows: a transaction writes alone on SQLite.
+    const step = `${match} AND id <= ?`;
+    params.push(hi);
     // Only completions can stand in for receipts.
-    if (a.states.includes("completed")) {
-      this.db.prepare(keptCompletionReceiptsSql(where)).run(...params, a.receiptsSince);
-    }
-    return this.db.prepare(`DELETE FROM messages WHERE ${where}`).run(...params).changes;
+    if (a.state === "completed")
+      this.db.prepare(keptCompletionReceiptsSql(step)).run(...params, a.receiptsSince);
+    const deleted = this.db.prepare(`DELETE FROM messages WHERE ${step}`).run(...params).changes;
+    return n === a.limit ? { deleted, through: hi } : { deleted };
   }
 
   promote(a: { queue: string; seqs: number[]; now: number }): number {
@@ -174,4 +196,23 @@ function untilBudget(rows: Iterable<RecordRow>): RecordRow[] {
     if (!budget.add(row)) break;
   }
   return out;
+}
+
+/** The conditions of a `SettledMatch`, with their parameters. */
+function settledWhere(a: SettledMatch): { where: string; params: unknown[] } {
+  let where = "queue = ?";
+  const params: unknown[] = [a.queue];
+  if (a.settledBefore !== undefined) {
+    where += " AND settled_at < ?";
+    params.push(a.settledBefore);
+  }
+  if (a.seqNumbers) {
+    where += " AND id IN (SELECT value FROM json_each(?))";
+    params.push(JSON.stringify(a.seqNumbers));
+  }
+  if (a.subject !== undefined) {
+    where += " AND subject = ?";
+    params.push(a.subject);
+  }
+  return { where, params };
 }

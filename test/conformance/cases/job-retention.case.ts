@@ -84,6 +84,21 @@ cases((factory) => {
       );
     });
 
+    it("J10.1c keepNewest breaks a tie of settlement time by number: the higher ones are kept", async () => {
+      const seqs = await s.broker.send(
+        "q",
+        Array.from({ length: 5 }, (_, k) => ({ body: `t${k}`, subject: "t" })),
+      );
+      const got = await s.broker.receive("q", { maxMessages: 5 });
+      assert.equal(got.length, 5);
+      // One clock reading for all five: their settlement times are equal.
+      for (const m of got.reverse())
+        await s.broker.complete("q", m.seqNumber, m.lockToken!, { retainMs: 3_600_000 });
+      assert.equal(await s.broker.deleteSettled("q", { subject: "t", keepNewest: 2 }), 3);
+      const left = (await s.broker.getMessages(seqs)).map((r) => r.seqNumber).sort((x, y) => x - y);
+      assert.deepEqual(left, seqs.slice(3));
+    });
+
     it("J10.2 subject and olderThanMs combine: only that subject's older ones go", async () => {
       const old = await completed("a");
       const oldB = await completed("b");
