@@ -48,6 +48,15 @@ export interface SettledMark {
   id: number;
 }
 
+/** One statement of `deleteSettled`: see `RecordOps.deleteSettled`. */
+export interface SettledStep extends SettledMatch {
+  state: MessageState;
+  below?: SettledMark;
+  after: number;
+  limit: number;
+  receiptsSince: number;
+}
+
 /** A lease a record statement acts under (the live lock token of the message). */
 interface Held {
   queue: string;
@@ -97,15 +106,7 @@ export interface RecordOps {
    * rows stood in for. `through`: the highest number it took when it took `limit` rows (more may
    * follow), absent when it took fewer.
    */
-  deleteSettled(
-    a: SettledMatch & {
-      state: MessageState;
-      below?: SettledMark;
-      after: number;
-      limit: number;
-      receiptsSince: number;
-    },
-  ): { deleted: number; through?: number };
+  deleteSettled(a: SettledStep): { deleted: number; through?: number };
   /** Makes these scheduled messages of `queue` active now. Returns how many. */
   promote(a: { queue: string; seqs: number[]; now: number }): number;
   /**

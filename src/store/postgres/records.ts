@@ -10,6 +10,7 @@ import type {
   RecordOps,
   SettledMark,
   SettledMatch,
+  SettledStep,
 } from "../../core/verbs/records.js";
 import type { Conn } from "./db.js";
 import { pgName } from "./names.js";
@@ -162,15 +163,7 @@ export class PgRecordOps implements Async<RecordOps> {
     return row && { settledAt: Number(row.settled_at), id: Number(row.id) };
   }
 
-  async deleteSettled(
-    a: SettledMatch & {
-      state: MessageState;
-      below?: SettledMark;
-      after: number;
-      limit: number;
-      receiptsSince: number;
-    },
-  ): Promise<{ deleted: number; through?: number }> {
+  async deleteSettled(a: SettledStep): Promise<{ deleted: number; through?: number }> {
     const match = `${SETTLED_MATCH} AND state = $5 AND id > $6::bigint
       AND ($7::bigint IS NULL OR (settled_at, id) < ($7::bigint, $8::bigint))`;
     // The DELETE repeats the match: a row changed since the pick (redriven by another

@@ -8,6 +8,7 @@ import type {
   RecordOps,
   SettledMark,
   SettledMatch,
+  SettledStep,
 } from "../../core/verbs/records.js";
 import type { SqliteDatabase } from "./database.js";
 import { keptCompletionReceiptsSql } from "./receipts.js";
@@ -129,15 +130,7 @@ export class SqliteRecordOps implements RecordOps {
       .get(...params, JSON.stringify(a.states), a.keep - 1) as SettledMark | undefined;
   }
 
-  deleteSettled(
-    a: SettledMatch & {
-      state: MessageState;
-      below?: SettledMark;
-      after: number;
-      limit: number;
-      receiptsSince: number;
-    },
-  ): { deleted: number; through?: number } {
+  deleteSettled(a: SettledStep): { deleted: number; through?: number } {
     const { where, params } = settledWhere(a);
     let match = `${where} AND state = ? AND id > ?`;
     params.push(a.state, a.after);
