@@ -69,8 +69,12 @@ async function lockAll(post: Post, queue: string): Promise<LockRef[]> {
   }
 }
 
-/** Completes `locked` in CompleteBatch calls of 10,000. */
-async function completeAll(post: Post, queue: string, locked: readonly LockRef[]): Promise<void> {
+/** Completes `locked` in CompleteBatch calls of 10,000 (kept when they carry `retain_ms`). */
+async function completeAll(
+  post: Post,
+  queue: string,
+  locked: readonly (LockRef & { retain_ms?: number })[],
+): Promise<void> {
   for (let i = 0; i < locked.length; i += 10_000) {
     const got = await post(
       `${RPC}/CompleteBatch`,
@@ -94,6 +98,40 @@ const completeBatchLoad = (): Load => {
   };
 };
 
+/** Forty Receives of 256 of the 2.4 KiB bodies of a maximal Send: 820 KB answers, claimed in steps. */
+const receiveLoad = (): Load => ({
+  name: "40 Receives of 256 × 2.4 KiB",
+  setup: async (post) => expect(200, await post(`${RPC}/Send`, bigSend()), "Send"),
+  run: async (post) => {
+    const locked = await lockAll(post, "stall");
+    if (locked.length < 10_000) throw new Error("fewer than 10,000 received");
+  },
+});
+
+/** Kept completions deleted at once, as a job queue's retention or a purge does. */
+const deleteSettledLoad = (): Load => ({
+  name: "DeleteSettled of 20,000 kept completions",
+  setup: async (post) => {
+    const small = sendOf(
+      "stall",
+      Array.from({ length: 10_000 }, (_, i) => ({ body: "", message_id: `k${i}` })),
+    );
+    for (let i = 0; i < 2; i++) expect(200, await post(`${RPC}/Send`, small), "Send");
+    const locked = (await lockAll(post, "stall")).map((m) => ({ ...m, retain_ms: 3_600_000 }));
+    if (locked.length < 20_000) throw new Error("fewer than 20,000 locked");
+    await completeAll(post, "stall", locked);
+  },
+  run: async (post) => {
+    const got = await post(
+      "/mqlite.v1.JobService/DeleteSettled",
+      JSON.stringify({ queue: "stall", states: ["completed"] }),
+    );
+    expect(200, got, "DeleteSettled");
+    const { deleted } = JSON.parse(got.text) as { deleted: number };
+    if (deleted !== 20_000) throw new Error(`DeleteSettled deleted ${deleted}, not 20,000`);
+  },
+});
+
 /** The maximal allowed requests: each stored or settled whole. */
 export const MAXIMAL: Load[] = [
   {
@@ -108,9 +146,11 @@ export const MAXIMAL: Load[] = [
       for (let i = 0; i < 3; i++) expect(200, await post(`${RPC}/Send`, propsSend()), "Send");
     },
   },
-  // Its Send and the forty Receives of 256 that lock its messages (820 KB answers) are measured
-  // apart: the Send above, the Receives' own cost in benchmarks.md.
+  // Its Send and the forty Receives of 256 that lock its messages are measured apart: the Send
+  // above, the Receives below.
   completeBatchLoad(),
+  receiveLoad(),
+  deleteSettledLoad(),
   {
     name: "DeleteQueue of 80,000 messages (200 MB)",
     setup: async (post) => {
