@@ -166,14 +166,15 @@ export class PgRecordOps implements Async<RecordOps> {
   async deleteSettled(a: SettledStep): Promise<{ deleted: number; through?: number }> {
     const match = `${SETTLED_MATCH} AND state = $5 AND id > $6::bigint
       AND ($7::bigint IS NULL OR (settled_at, id) < ($7::bigint, $8::bigint))`;
-    // The DELETE repeats the match: a row changed since the pick (redriven by another
-    // transaction) is checked again once its lock is had, and kept if it no longer matches.
+    // The step's rows, first by number, then the same rows deleted as a range of numbers (one
+    // range of idx_msg_queue_state, not a lookup by key each): both read one snapshot, and a row
+    // changed since (redriven by another transaction) is matched again once its lock is had.
     const [row] = await this.c.q<{ n: number; picked: number; hi: string | number | null }>(
       `WITH pick AS (SELECT id FROM messages WHERE ${match} ORDER BY id LIMIT $9::bigint),
-       d AS (DELETE FROM messages WHERE id IN (SELECT id FROM pick) AND ${match}
+       edge AS (SELECT count(*)::int AS picked, max(id) AS hi FROM pick),
+       d AS (DELETE FROM messages WHERE ${match} AND id <= (SELECT hi FROM edge)
          RETURNING queue, id, lock_token, state, settled_at), ${KEPT_RECEIPTS("$10::bigint")}
-       SELECT (SELECT count(*)::int FROM d) AS n, (SELECT count(*)::int FROM pick) AS picked,
-         (SELECT max(id) FROM pick) AS hi`,
+       SELECT (SELECT count(*)::int FROM d) AS n, picked, hi FROM edge`,
       [
         ...settledParams(a),
         a.state,
