@@ -84,6 +84,7 @@ import {
   DELETE_STEP_ROWS,
   type Dialect,
   LONG_WRITE_ITEMS,
+  MARK_STEP_ROWS,
   SETTLE_STEP_ITEMS,
   STEP_ITEMS,
   type Verb,
@@ -851,20 +852,22 @@ export abstract class CoreBroker {
           .deleted;
       }
       // Where statements hold the event loop, a delete of 50,000 rows held it for half a second.
-      // A first step goes with the other writes (a retention sweep mostly finds a few rows); what
-      // it leaves is a long write, `STEP_ITEMS` a statement, the loop turning between them.
+      // Retention by count reads every matching row's key for its mark, so it is a long write
+      // throughout: keys read `MARK_STEP_ROWS` a statement, rows deleted `STEP_ITEMS`.
+      if (q.keepNewest !== undefined && q.keepNewest > 0) {
+        const steps = { step: STEP_ITEMS, markStep: MARK_STEP_ROWS };
+        return (await this.queueWrite((w) => records.deleteSettled(w, queue, q, steps), { long: true }))
+          .deleted;
+      }
+      // Otherwise a first step goes with the other writes (a sweep by age mostly finds a few
+      // rows), and what it leaves is a long write.
       const first = await this.queueWrite((w) =>
         records.deleteSettled(w, queue, q, { step: STEP_ITEMS, most: STEP_ITEMS }),
       );
       if (!first.more) return first.deleted;
-      const rest = await this.queueWrite(
-        (w) =>
-          records.deleteSettled(w, queue, q, {
-            step: STEP_ITEMS,
-            ...(first.below && { below: first.below }),
-          }),
-        { long: true },
-      );
+      const rest = await this.queueWrite((w) => records.deleteSettled(w, queue, q, { step: STEP_ITEMS }), {
+        long: true,
+      });
       return first.deleted + rest.deleted;
     });
   }

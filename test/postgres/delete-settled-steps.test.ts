@@ -1,11 +1,14 @@
 // deleteSettled on PostgreSQL deletes DELETE_STEP_ROWS rows a statement, each going on from the
 // last number the one before took, and keeps by count the same rows whatever the steps: the newest
 // by settlement time, then by number (ties included). Every subject's results on small data:
-// test/conformance/cases/job-retention.case.ts.
+// test/conformance/cases/job-retention.case.ts. Then the two reads retention by count is built on,
+// checked as SQLite's are (test/engine/settled-reads.test.ts).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { DELETE_STEP_ROWS } from "../../src/core/port.js";
+import type { Conn } from "../../src/store/postgres/db.js";
 import { PgRecordOps } from "../../src/store/postgres/records.js";
+import { checkSettledReads, SETTLED_ROWS } from "../support/settled-ops.js";
 import { type BrokerWithAdmin, brokerWithAdmin, requirePostgres } from "./pg.js";
 
 await requirePostgres();
@@ -63,5 +66,34 @@ describe("PostgreSQL: deleteSettled in steps", () => {
     );
     assert.ok(calls[0]!.through! < calls[1]!.through!, JSON.stringify(calls));
     assert.equal(calls[2]!.through, undefined, "the step that took fewer is the last");
+  });
+});
+
+describe("PostgreSQL: the reads of retention by count", () => {
+  let pg: BrokerWithAdmin;
+  before(async () => {
+    pg = await brokerWithAdmin("mqsetreads");
+  });
+  after(() => pg.close());
+
+  it("keptMark and settledKeys answer as a sort of the rows would", async () => {
+    const { broker, admin, schema } = pg;
+    await broker.createQueue("q");
+    await broker.createQueue("other");
+    const ids: number[] = [];
+    for (const r of SETTLED_ROWS) {
+      const { rows } = await admin.query<{ id: string }>(
+        `INSERT INTO messages (queue, state, enqueued_at, body, subject, settled_at)
+         VALUES ('q', $1, 0, '\\x'::bytea, $2, $3) RETURNING id`,
+        [r.state, r.subject, r.settledAt],
+      );
+      ids.push(Number(rows[0]!.id));
+    }
+    const conn: Conn = {
+      q: async <R>(text: string, values?: unknown[]) => (await admin.query(text, values)).rows as R[],
+      afterCommit: () => {},
+      schema,
+    };
+    await checkSettledReads(new PgRecordOps(conn), ids);
   });
 });

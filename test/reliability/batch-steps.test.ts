@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import type { Broker } from "../../src/contract/broker.js";
 import { silentLogger } from "../../src/contract/logger.js";
-import { CLAIM_STEP_ITEMS, SETTLE_STEP_ITEMS, STEP_ITEMS } from "../../src/core/port.js";
+import { CLAIM_STEP_ITEMS, MARK_STEP_ROWS, SETTLE_STEP_ITEMS, STEP_ITEMS } from "../../src/core/port.js";
 import { openBroker } from "../../src/open.js";
 import { SqliteClaimOps } from "../../src/store/sqlite/claim.js";
 import { SqliteRecordOps } from "../../src/store/sqlite/message-records.js";
@@ -235,18 +235,56 @@ describe("reliability: large batches let the event loop turn", () => {
         assert.equal(n, 1200);
         assert.deepEqual(await newest(), kept, "the newest 100 by settlement are the ones left");
         assert.equal((await b.stats("big")).total, 1400, "the other subject's 1,300 are all there");
-        // A first step with the other writes, then a long write of two steps: 512 + 512 + 176.
+        // Retention by count is a long write throughout: 512 + 512 + 176.
         assert.deepEqual(
           steps.map((s) => s.size),
           [STEP_ITEMS, STEP_ITEMS, STEP_ITEMS],
         );
-        assertTurnedBetween(steps.slice(1));
+        assertTurnedBetween(steps);
 
+        // Without a count: a first step with the other writes, the rest a long write.
         steps.length = 0;
         assert.equal(await b.deleteSettled("big", {}), 1400, "every state, in steps");
         assert.equal((await b.stats("big")).total, 0);
         assert.ok(steps.length >= 3, JSON.stringify(steps));
         assertTurnedBetween(steps.slice(1, -2));
+      },
+    );
+  });
+
+  it(`retention by count reads its rows' keys ${MARK_STEP_ROWS} a step, the loop turning between steps`, async () => {
+    await withSlowSteps(
+      tmp.file("kept-mark.db"),
+      SqliteRecordOps.prototype,
+      "settledKeys",
+      (a: { limit: number }) => a.limit,
+      async (b, steps) => {
+        await b.createQueue("big", { lockDurationMs: 600_000 });
+        const total = 2 * MARK_STEP_ROWS + 104;
+        await b.send(
+          "big",
+          Array.from({ length: total }, (_, k) => ({ body: "", subject: `s${k % 3}` })),
+        );
+        for (;;) {
+          const got = await b.receive("big", { maxMessages: 256 });
+          if (got.length === 0) break;
+          // In reverse: the newest by settlement are not the highest numbers.
+          for (const m of got.reverse())
+            await b.complete("big", m.seqNumber, m.lockToken!, { retainMs: 3_600_000 });
+        }
+        const newest = async () =>
+          (await b.browse({ queues: ["big"], order: "settled", limit: 1000 })).map((r) => r.seqNumber);
+        const kept = (await newest()).slice(0, 100);
+        steps.length = 0;
+        assert.equal(await b.deleteSettled("big", { keepNewest: 100 }), total - 100);
+        assert.deepEqual(await newest(), kept, "the newest 100 by settlement are the ones left");
+        // The completed rows in three steps (the last takes 104 of 2,048), then one step each for
+        // the other settled states (none).
+        assert.deepEqual(
+          steps.map((s) => s.size),
+          Array(5).fill(MARK_STEP_ROWS),
+        );
+        assertTurnedBetween(steps);
       },
     );
   });

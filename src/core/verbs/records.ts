@@ -3,6 +3,7 @@ import type { AttemptError, CancelOutcome, MessageRecord } from "../../contract/
 import { type MessageState, SETTLED_STATES } from "../../contract/types.js";
 import { ANSWER_BUDGET_BYTES, AnswerBudget } from "../answer-budget.js";
 import { type RecordRow, toRecord } from "../message-record.js";
+import { NewestKept } from "../newest-kept.js";
 import { ask, type Verb, type WriteScope } from "../port.js";
 import { RECEIPT_TTL_MS } from "../receipts.js";
 
@@ -99,6 +100,11 @@ export interface RecordOps {
    * of `states` that `a` matches; undefined when no more than `keep - 1` match.
    */
   keptMark(a: SettledMatch & { states: MessageState[]; keep: number }): SettledMark | undefined;
+  /**
+   * The keys of the first `limit` rows in `state` numbered above `after` that `a` matches, in
+   * order of number: `[settled_at, id]` each (retention by count, its mark found in steps).
+   */
+  settledKeys(a: SettledMatch & { state: MessageState; after: number; limit: number }): [number, number][];
   /**
    * Deletes, in order of sequence number, the first `limit` rows in `state` numbered above
    * `after` that `a` matches (and, given `below`, that come after it in the kept order). First
@@ -216,8 +222,11 @@ export interface DeleteSteps {
   step: number;
   /** Stops, answering `more`, once it has deleted this many (absent: goes to the end). */
   most?: number;
-  /** The kept mark an earlier write of the same call found (retention by count). */
-  below?: SettledMark;
+  /**
+   * Finds the kept mark reading this many rows' keys a statement (see `NewestKept`); absent: in
+   * one statement, which reads every matching row.
+   */
+  markStep?: number;
 }
 
 /** What one write of a `deleteSettled` did. */
@@ -225,8 +234,6 @@ export interface DeletedSettled {
   deleted: number;
   /** It stopped at `DeleteSteps.most`: a further write goes on. */
   more: boolean;
-  /** The kept mark it deleted below (retention by count), for the further write. */
-  below?: SettledMark;
 }
 
 /**
@@ -246,12 +253,14 @@ export function* deleteSettled(
   if (q.olderThanMs > 0) match.settledBefore = s.now - q.olderThanMs;
   if (q.seqNumbers) match.seqNumbers = q.seqNumbers;
   if (q.subject !== undefined) match.subject = q.subject;
-  // Found once a call (a read of every matching row): a further write deletes below the same
-  // mark; what was settled since is newer, and kept.
-  let below = steps.below;
-  if (!below && q.keepNewest !== undefined && q.keepNewest > 0) {
+  // Found first, from every matching row: each step deletes below the same mark.
+  let below: SettledMark | undefined;
+  if (q.keepNewest !== undefined && q.keepNewest > 0) {
     const keep = q.keepNewest;
-    below = yield* ask((o) => o.records.keptMark({ ...match, states: q.states, keep }));
+    below =
+      steps.markStep === undefined
+        ? yield* ask((o) => o.records.keptMark({ ...match, states: q.states, keep }))
+        : yield* keptMarkInSteps(match, q.states, keep, steps.markStep);
     // No more match than it keeps: nothing to delete.
     if (!below) return { deleted: 0, more: false };
   }
@@ -260,7 +269,7 @@ export function* deleteSettled(
   let deleted = 0;
   for (const state of new Set(q.states)) {
     for (let after = 0; ; ) {
-      if (deleted >= most) return { deleted, more: true, ...(below && { below }) };
+      if (deleted >= most) return { deleted, more: true };
       const limit = Math.min(steps.step, most - deleted);
       const done = yield* ask((o) =>
         o.records.deleteSettled({ ...match, state, below, after, limit, receiptsSince: since }),
@@ -271,6 +280,25 @@ export function* deleteSettled(
     }
   }
   return { deleted, more: false };
+}
+
+/** The kept mark of retention by count, the rows' keys read `step` a statement. */
+function* keptMarkInSteps(
+  match: SettledMatch,
+  states: MessageState[],
+  keep: number,
+  step: number,
+): Verb<SettledMark | undefined> {
+  const newest = new NewestKept(keep);
+  for (const state of new Set(states)) {
+    for (let after = 0; ; ) {
+      const keys = yield* ask((o) => o.records.settledKeys({ ...match, state, after, limit: step }));
+      for (const [settledAt, id] of keys) newest.offer(settledAt, id);
+      if (keys.length < step) break;
+      after = keys[keys.length - 1]![1];
+    }
+  }
+  return newest.mark();
 }
 
 /** Scheduled messages of the queue → active now. Returns how many. */

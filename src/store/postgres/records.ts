@@ -163,6 +163,17 @@ export class PgRecordOps implements Async<RecordOps> {
     return row && { settledAt: Number(row.settled_at), id: Number(row.id) };
   }
 
+  async settledKeys(
+    a: SettledMatch & { state: MessageState; after: number; limit: number },
+  ): Promise<[number, number][]> {
+    const rows = await this.c.q<{ settled_at: number; id: number }>(
+      `SELECT settled_at, id FROM messages WHERE ${SETTLED_MATCH} AND state = $5 AND id > $6::bigint
+       ORDER BY id LIMIT $7::bigint`,
+      [...settledParams(a), a.state, a.after, a.limit],
+    );
+    return rows.map((r) => [Number(r.settled_at), Number(r.id)]);
+  }
+
   async deleteSettled(a: SettledStep): Promise<{ deleted: number; through?: number }> {
     const match = `${SETTLED_MATCH} AND state = $5 AND id > $6::bigint
       AND ($7::bigint IS NULL OR (settled_at, id) < ($7::bigint, $8::bigint))`;

@@ -130,6 +130,16 @@ export class SqliteRecordOps implements RecordOps {
       .get(...params, JSON.stringify(a.states), a.keep - 1) as SettledMark | undefined;
   }
 
+  settledKeys(a: SettledMatch & { state: MessageState; after: number; limit: number }): [number, number][] {
+    const { where, params } = settledWhere(a);
+    return this.db
+      .prepare(
+        `SELECT settled_at, id FROM messages WHERE ${where} AND state = ? AND id > ? ORDER BY id LIMIT ?`,
+      )
+      .raw()
+      .all(...params, a.state, a.after, a.limit) as [number, number][];
+  }
+
   deleteSettled(a: SettledStep): { deleted: number; through?: number } {
     const { where, params } = settledWhere(a);
     let match = `${where} AND state = ? AND id > ?`;
