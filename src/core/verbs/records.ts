@@ -227,6 +227,8 @@ export interface DeleteSteps {
    * one statement, which reads every matching row.
    */
   markStep?: number;
+  /** Stops, answering `more` before deleting anything, if the mark needs more keys than this. */
+  markMost?: number;
 }
 
 /** What one write of a `deleteSettled` did. */
@@ -257,10 +259,13 @@ export function* deleteSettled(
   let below: SettledMark | undefined;
   if (q.keepNewest !== undefined && q.keepNewest > 0) {
     const keep = q.keepNewest;
-    below =
-      steps.markStep === undefined
-        ? yield* ask((o) => o.records.keptMark({ ...match, states: q.states, keep }))
-        : yield* keptMarkInSteps(match, q.states, keep, steps.markStep);
+    if (steps.markStep === undefined) {
+      below = yield* ask((o) => o.records.keptMark({ ...match, states: q.states, keep }));
+    } else {
+      const found = yield* keptMarkInSteps(match, q.states, keep, steps.markStep, steps.markMost);
+      if (!found.complete) return { deleted: 0, more: true };
+      below = found.mark;
+    }
     // No more match than it keeps: nothing to delete.
     if (!below) return { deleted: 0, more: false };
   }
@@ -282,23 +287,32 @@ export function* deleteSettled(
   return { deleted, more: false };
 }
 
-/** The kept mark of retention by count, the rows' keys read `step` a statement. */
+/**
+ * The kept mark of retention by count, the rows' keys read `step` a statement; not `complete` when
+ * it would read more than `most`.
+ */
 function* keptMarkInSteps(
   match: SettledMatch,
   states: MessageState[],
   keep: number,
   step: number,
-): Verb<SettledMark | undefined> {
+  most = Number.POSITIVE_INFINITY,
+): Verb<{ complete: boolean; mark?: SettledMark }> {
   const newest = new NewestKept(keep);
+  let read = 0;
   for (const state of new Set(states)) {
     for (let after = 0; ; ) {
-      const keys = yield* ask((o) => o.records.settledKeys({ ...match, state, after, limit: step }));
+      if (read >= most) return { complete: false };
+      const limit = Math.min(step, most - read);
+      const keys = yield* ask((o) => o.records.settledKeys({ ...match, state, after, limit }));
+      read += keys.length;
       for (const [settledAt, id] of keys) newest.offer(settledAt, id);
-      if (keys.length < step) break;
+      if (keys.length < limit) break;
       after = keys[keys.length - 1]![1];
     }
   }
-  return newest.mark();
+  const mark = newest.mark();
+  return mark ? { complete: true, mark } : { complete: true };
 }
 
 /** Scheduled messages of the queue → active now. Returns how many. */
