@@ -1,3 +1,4 @@
+import type { Statement } from "better-sqlite3";
 import type { MessageState } from "../../contract/types.js";
 import { AnswerBudget } from "../../core/answer-budget.js";
 import { leaseFence } from "../../core/lease-fence.js";
@@ -28,7 +29,8 @@ export class SqliteRecordOps implements RecordOps {
   private readonly requestCancelRow;
   private readonly progressRow;
   private readonly dropRetained;
-  private readonly browseCache = new Map<string, ReturnType<SqliteDatabase["prepare"]>>();
+  /** Statements whose text follows their options (browse's filters, deleteSettled's), by text. */
+  private readonly shaped = new Map<string, Statement<unknown[]>>();
 
   constructor(private readonly db: SqliteDatabase) {
     this.byIds = db.prepare(
@@ -107,12 +109,7 @@ export class SqliteRecordOps implements RecordOps {
     const order = q.order === "settled" ? "settled_at DESC, id DESC" : "id DESC";
     const sql = `SELECT ${RECORD_COLUMNS} FROM messages ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
       ORDER BY ${order} LIMIT ${q.limit} OFFSET ${q.offset}`;
-    let stmt = this.browseCache.get(sql);
-    if (!stmt) {
-      stmt = this.db.prepare(sql);
-      if (this.browseCache.size < 256) this.browseCache.set(sql, stmt);
-    }
-    return untilBudget(stmt.iterate(params) as Iterable<RecordRow>);
+    return untilBudget(this.prepared(sql).iterate(params) as Iterable<RecordRow>);
   }
 
   errors(seq: number): ErrorRow[] {
@@ -121,23 +118,19 @@ export class SqliteRecordOps implements RecordOps {
 
   keptMark(a: SettledMatch & { states: MessageState[]; keep: number }): SettledMark | undefined {
     const { where, params } = settledWhere(a);
-    return this.db
-      .prepare(
-        `SELECT settled_at AS settledAt, id FROM messages
-         WHERE ${where} AND state IN (SELECT value FROM json_each(?))
-         ORDER BY settled_at DESC, id DESC LIMIT 1 OFFSET ?`,
-      )
-      .get(...params, JSON.stringify(a.states), a.keep - 1) as SettledMark | undefined;
+    return this.prepared(
+      `SELECT settled_at AS settledAt, id FROM messages
+       WHERE ${where} AND state IN (SELECT value FROM json_each(?))
+       ORDER BY settled_at DESC, id DESC LIMIT 1 OFFSET ?`,
+    ).get(...params, JSON.stringify(a.states), a.keep - 1) as SettledMark | undefined;
   }
 
   settledKeys(a: SettledMatch & { state: MessageState; after: number; limit: number }): [number, number][] {
     const { where, params } = settledWhere(a);
-    return this.db
-      .prepare(
-        `SELECT settled_at, id FROM messages WHERE ${where} AND state = ? AND id > ? ORDER BY id LIMIT ?`,
-      )
-      .raw()
-      .all(...params, a.state, a.after, a.limit) as [number, number][];
+    return this.prepared(
+      `SELECT settled_at, id FROM messages WHERE ${where} AND state = ? AND id > ? ORDER BY id LIMIT ?`,
+      true,
+    ).all(...params, a.state, a.after, a.limit) as [number, number][];
   }
 
   deleteSettled(a: SettledStep): { deleted: number; through?: number } {
@@ -149,20 +142,34 @@ export class SqliteRecordOps implements RecordOps {
       params.push(a.below.settledAt, a.below.id);
     }
     // The step's rows, first by number: one range of idx_msg_queue_state, read from `after` on.
-    const { n, hi } = this.db
-      .prepare(
-        `SELECT count(*) AS n, max(id) AS hi FROM (SELECT id FROM messages WHERE ${match} ORDER BY id LIMIT ?)`,
-      )
-      .get(...params, a.limit) as { n: number; hi: number | null };
+    const { n, hi } = this.prepared(
+      `SELECT count(*) AS n, max(id) AS hi FROM (SELECT id FROM messages WHERE ${match} ORDER BY id LIMIT ?)`,
+    ).get(...params, a.limit) as { n: number; hi: number | null };
     if (hi === null) return { deleted: 0 };
     // Up to the last of them, the same rows: a transaction writes alone on SQLite.
     const step = `${match} AND id <= ?`;
     params.push(hi);
     // Only completions can stand in for receipts.
     if (a.state === "completed")
-      this.db.prepare(keptCompletionReceiptsSql(step)).run(...params, a.receiptsSince);
-    const deleted = this.db.prepare(`DELETE FROM messages WHERE ${step}`).run(...params).changes;
+      this.prepared(keptCompletionReceiptsSql(step)).run(...params, a.receiptsSince);
+    const deleted = this.prepared(`DELETE FROM messages WHERE ${step}`).run(...params).changes;
     return n === a.limit ? { deleted, through: hi } : { deleted };
+  }
+
+  /**
+   * The statement of this text, prepared once: a retention sweep runs the same few every 5 s.
+   * `raw`: rows as arrays (a statement prepared raw stays raw, so it is kept apart).
+   */
+  private prepared(sql: string, raw = false): Statement<unknown[]> {
+    const key = raw ? `raw:${sql}` : sql;
+    let stmt = this.shaped.get(key);
+    if (!stmt) {
+      stmt = this.db.prepare(sql);
+      if (raw) stmt.raw();
+      // Bounded: the texts come from the options' combinations, a few dozen.
+      if (this.shaped.size < 256) this.shaped.set(key, stmt);
+    }
+    return stmt;
   }
 
   promote(a: { queue: string; seqs: number[]; now: number }): number {
