@@ -99,7 +99,7 @@ export class Inspector {
     const broker = await this.broker();
     let n = 0;
     for (const q of await this.engineQueues()) {
-      n += await broker.deleteSettled(q, { states: ["completed"], olderThanMs });
+      n += await broker.deleteSettled(q, { states: ["completed"], olderThanMs: Math.round(olderThanMs) });
     }
     return n;
   }
@@ -154,7 +154,7 @@ export class Inspector {
     const broker = await this.broker();
     let n = 0;
     for (const q of await this.engineQueues()) {
-      n += await broker.deleteSettled(q, { states: ["dead_lettered"], olderThanMs });
+      n += await broker.deleteSettled(q, { states: ["dead_lettered"], olderThanMs: Math.round(olderThanMs) });
     }
     return n;
   }

@@ -132,7 +132,9 @@ onEverySubject("jobs: enqueue, results and inspection", (s) => {
     queue.runWorker();
     const id = await queue.enqueue("r", []);
     assert.equal(await queue.result(id), 7);
-    assert.equal(await queue.purgeCompleted(0), 1);
+    await assert.rejects(queue.purgeCompleted(Number.NaN), { code: "invalid_argument" });
+    assert.equal(await queue.purgeCompleted(3_600_000.4), 0, "a fraction of a ms is rounded");
+    assert.equal(await queue.purgeCompleted(0.4), 1);
     assert.equal(await queue.getJob(id), null);
     const gone = await queue.enqueue("gone", []);
     await eventually(async () => (await queue.getJob(gone)) === null, 5000, "the job to go");
